@@ -1,0 +1,62 @@
+// The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
+// the Run API, `flowctl run` and the scheduler.
+import type { Flow, Project } from '../project/model.js'
+import type { RunRecord, RunTrigger, Store } from '../store/types.js'
+
+/** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
+export interface RunInput {
+  body?: unknown
+  path?: Record<string, string>
+  query?: Record<string, string | string[]>
+  /** Header names in lower case. */
+  headers?: Record<string, string>
+}
+
+export interface RunOptions {
+  project: Project
+  flow: Flow
+  store: Store
+  trigger: RunTrigger
+  /** Upper-case HTTP method, `CRON` or `CLI`. */
+  method: string
+  input: RunInput
+  /** Collect a trace of every step. */
+  trace?: boolean
+  /** Injectable clock (tests, `flowctl tick --at`). */
+  now?: () => Date
+  /** Aborts the run (server shutdown); the per-run timeout is applied by the engine itself. */
+  signal?: AbortSignal
+}
+
+export interface TraceStep {
+  nodeId: string
+  type: string
+  name: string
+  /** The port taken, or null for nodes that end the run. */
+  port: string | null
+  durationMs: number
+  /** The node's output, secrets shown as `***`. */
+  output: unknown
+}
+
+export interface Trace {
+  runId: string
+  durationMs: number
+  steps: TraceStep[]
+}
+
+export type RunOutcome =
+  /** Inputs failed validation: not a run, nothing recorded. One string per problem (`body/qty: must be >= 1`). */
+  | { kind: 'invalid'; errors: string[] }
+  /** Finished: an End node's response, or 204 with `body` undefined when no End was reached. */
+  | {
+      kind: 'response'
+      runId: string
+      status: number
+      body: unknown
+      headers: Record<string, string>
+      trace?: Trace
+      record: RunRecord
+    }
+  /** A node failed or the run timed out; `error` is the reason, secrets masked. */
+  | { kind: 'failed'; runId: string; nodeId: string | null; error: string; trace?: Trace; record: RunRecord }

@@ -1,0 +1,39 @@
+// What a node kind is: a description (settings schema, ports) beside `execute`.
+// Adding a kind is adding a file in src/nodes/ and a line in registry.ts.
+import type { FlowNode, JsonSchema, Project } from '../project/model.js'
+import type { Store } from '../store/types.js'
+
+export interface NodeContext {
+  node: FlowNode
+  project: Project
+  store: Store
+  /** Replaces `{{ refs }}` and `${secrets.X}` in a setting's value (deeply, for objects and arrays). */
+  resolve(value: unknown): unknown
+  /** Aborted when the run times out or the server shuts down. */
+  signal: AbortSignal
+  run: { id: string; startedAt: string; trigger: string }
+  /** The validated inputs; set for the Start node only. */
+  inputs?: Record<string, unknown>
+}
+
+export interface NodeResult {
+  /** Stored under the node's reference name for later `{{ ref.x }}`. */
+  output: unknown
+  /** The port to follow; undefined for one-port nodes (`out`) and for End nodes. */
+  port?: string
+  /** Set by End nodes: the run's response. */
+  response?: { status: number; body: unknown; headers: Record<string, string> }
+}
+
+export interface NodeKind {
+  type: string
+  description: string
+  /** JSON Schema of the node's own settings (everything but id, type, name, next); used by the
+   *  published flow.schema.json and by `validate` to report unknown or wrong settings. */
+  settingsSchema: JsonSchema
+  /** The ports a node of this kind has, given its settings (a switch's ports come from its cases). */
+  ports(settings: Record<string, unknown>): string[]
+  /** Whether `next` is a single node id (one port `out`) rather than a port map. */
+  singlePort: boolean
+  execute(context: NodeContext): Promise<NodeResult>
+}

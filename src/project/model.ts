@@ -1,0 +1,142 @@
+// The loaded project model: what `loadProject` produces and what the engine, the HTTP server,
+// the scheduler and the OpenAPI generator all read. Nothing downstream parses YAML again.
+
+export type JsonSchema = Record<string, unknown>
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete'
+export const HTTP_METHODS: readonly HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete']
+
+/** A place in a source file; line and column are 1-based. */
+export interface Position {
+  line: number
+  column: number
+}
+
+/** One problem found while loading. `file` is relative to the project folder. */
+export interface Problem extends Position {
+  file: string
+  message: string
+  severity: 'error' | 'warning'
+}
+
+export type AuthSettings =
+  | { type: 'bearer'; token: string }
+  | { type: 'basic'; username: string; password: string }
+  | { type: 'apiKey'; key: string; header: string }
+
+/** The Start node's input schemas, as written (JSON Schema objects). */
+export interface StartInputs {
+  path?: JsonSchema
+  query?: JsonSchema
+  headers?: JsonSchema
+  body?: JsonSchema
+}
+
+export interface FlowNode {
+  id: string
+  type: string
+  name: string
+  /** `name` lower-cased, runs outside a-z0-9 replaced by `_`: the root used in `{{ ref.x }}`. */
+  refName: string
+  /** Every setting of the node except id, type, name and next, as written. */
+  settings: Record<string, unknown>
+  /** Port name -> target node id. One-port nodes use the port `out`. */
+  next: Record<string, string>
+  pos: Position
+}
+
+export interface Schedule {
+  cron: string
+  enabled: boolean
+  /** IANA zone; the project's timezone when the flow gives none. */
+  timezone: string
+  input: Record<string, unknown>
+}
+
+export interface StartInfo {
+  node: FlowNode
+  method: HttpMethod
+  auth: AuthSettings | null
+  inputs: StartInputs
+  /** Names of the path parameters, in order: each is one `/{param}` segment after the slug. */
+  pathParams: string[]
+}
+
+export interface Flow {
+  slug: string
+  name: string
+  description?: string
+  /** Path of the flow file relative to the project folder. */
+  file: string
+  /** Content hash of the file: caches of compiled validators are keyed by it. */
+  version: string
+  nodes: FlowNode[]
+  nodesById: Map<string, FlowNode>
+  /** The flow's Start node, when it has one (a flow without one cannot be called over HTTP). */
+  start: StartInfo | null
+  schedule: Schedule | null
+}
+
+export interface ProjectLimits {
+  runsPerMinutePerIp: number
+  runTimeoutMs: number
+  bodyLimitBytes: number
+  historyRuns: number
+}
+
+export type NotifyChannel =
+  | { type: 'webhook'; url: string; timeoutMs: number }
+  | { type: 'file'; path: string }
+
+export interface AlertRule {
+  flows: string[]
+  channel: string
+}
+
+export interface DigestRule {
+  flows: string[]
+  cron: string
+  channel: string
+  timezone: string
+}
+
+export interface NotifySettings {
+  channels: Record<string, NotifyChannel>
+  alerts: AlertRule[]
+  digests: DigestRule[]
+}
+
+export interface ProjectSettings {
+  projectId: string
+  name: string
+  /** Flows folder relative to the project folder (default `flows`). */
+  flows: string
+  timezone: string
+  /** `embedded` or a postgres:// URL; may contain `${secrets.X}` (resolve with `resolveSecrets`). */
+  database: string
+  /** Dotenv file relative to the project folder (default `.env`). */
+  secrets: string
+  limits: ProjectLimits
+  notify: NotifySettings
+}
+
+/** Secret values by name: the dotenv file, overridden by FLOWCTL_SECRET_<NAME> variables. */
+export type Secrets = ReadonlyMap<string, string>
+
+export interface Project {
+  /** Absolute path of the project folder. */
+  dir: string
+  settings: ProjectSettings
+  /** Flows by slug. */
+  flows: Map<string, Flow>
+  secrets: Secrets
+  /** Every problem of every file (errors and warnings), in file order. */
+  problems: Problem[]
+}
+
+export const DEFAULT_LIMITS: ProjectLimits = {
+  runsPerMinutePerIp: 60,
+  runTimeoutMs: 30_000,
+  bodyLimitBytes: 1_048_576,
+  historyRuns: 10_000,
+}

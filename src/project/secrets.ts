@@ -1,0 +1,70 @@
+// Secrets: the project's dotenv file, overridden by FLOWCTL_SECRET_<NAME> environment variables.
+// Values are only ever substituted in memory; everything written out goes through `maskSecrets`.
+import { readFile } from 'node:fs/promises'
+import type { Secrets } from './model.js'
+
+const SECRET_REF = /\$\{secrets\.([A-Za-z0-9_]+)\}/g
+const ENV_PREFIX = 'FLOWCTL_SECRET_'
+
+/** Parses dotenv text: `NAME=value`, `export NAME=value`, quotes, `#` comments. */
+export function parseDotenv(text: string): Map<string, string> {
+  const values = new Map<string, string>()
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim()
+    if (line === '' || line.startsWith('#')) continue
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
+    if (!match) continue
+    let value = match[2] ?? ''
+    const quote = value[0]
+    if ((quote === '"' || quote === "'") && value.length >= 2 && value.endsWith(quote)) {
+      value = value.slice(1, -1)
+      if (quote === '"') value = value.replace(/\\n/g, '\n').replace(/\\"/g, '"')
+    } else {
+      value = value.replace(/\s+#.*$/, '')
+    }
+    values.set(match[1] as string, value)
+  }
+  return values
+}
+
+/** Reads the dotenv file (a missing file is no secrets) and applies FLOWCTL_SECRET_* overrides. */
+export async function loadSecrets(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Secrets> {
+  let text = ''
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  const secrets = parseDotenv(text)
+  for (const [name, value] of Object.entries(env)) {
+    if (name.startsWith(ENV_PREFIX) && value !== undefined) secrets.set(name.slice(ENV_PREFIX.length), value)
+  }
+  return secrets
+}
+
+/**
+ * Replaces every `${secrets.NAME}` in `text`. Returns null when any secret is missing, so callers
+ * can fail closed (auth) or report it (database URL).
+ */
+export function resolveSecretText(text: string, secrets: Secrets): string | null {
+  let missing = false
+  const resolved = text.replace(SECRET_REF, (_, name: string) => {
+    const value = secrets.get(name)
+    if (value === undefined) missing = true
+    return value ?? ''
+  })
+  return missing ? null : resolved
+}
+
+/** Names of the secrets a text refers to. */
+export function secretNamesIn(text: string): string[] {
+  return [...text.matchAll(SECRET_REF)].map((m) => m[1] as string)
+}
+
+/** Replaces every secret value (of 4+ characters, so short values do not shred text) with `***`. */
+export function maskSecrets(text: string, secrets: Secrets): string {
+  let masked = text
+  const values = [...secrets.values()].filter((v) => v.length >= 4).sort((a, b) => b.length - a.length)
+  for (const value of values) masked = masked.split(value).join('***')
+  return masked
+}
