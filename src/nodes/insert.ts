@@ -12,7 +12,7 @@ export const insertNode: NodeKind = {
     properties: {
       description: { type: 'string' },
       collection: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
-      document: { type: 'object' },
+      document: { type: ['object', 'string'], description: 'An object of bindings, or one {{ reference }} to an object.' },
     },
   },
   ports: () => ['out'],
