@@ -1,0 +1,53 @@
+// What every command gets: the parsed global flags, the output and a way to set the exit code.
+import { resolve } from 'node:path'
+import { FlowctlError } from '../errors.js'
+import type { Project } from '../project/model.js'
+import type { Store } from '../store/types.js'
+import type { Output } from './output.js'
+
+export interface CommandContext {
+  output: Output
+  cwd: string
+  env: NodeJS.ProcessEnv
+  debug: boolean
+  exitCode: number
+}
+
+/** The project folder of `--project DIR` (default: the current folder). */
+export function projectDir(context: CommandContext, option: string | undefined): string {
+  return resolve(context.cwd, option ?? '.')
+}
+
+/**
+ * Loads the project and opens its store. Problems of flow files are printed as warnings here
+ * (the affected flows are simply absent); a broken flowctl.yaml throws.
+ */
+export async function openProject(
+  context: CommandContext,
+  dir: string,
+  options: { printProblems?: boolean } = {},
+): Promise<{ project: Project; store: Store }> {
+  const { loadProject } = await import('../project/load.js')
+  const { openStore } = await import('../store/index.js')
+  const project = await loadProject(dir, { env: context.env })
+  if (options.printProblems !== false && !context.output.json) {
+    context.output.problems(project.problems.filter((p) => p.severity === 'error'))
+  }
+  const store = await openStore(project, { env: context.env })
+  return { project, store }
+}
+
+/** Parses repeated `name=value` flags into an object. */
+export function parsePairs(values: string[] | undefined, flag: string): Record<string, string> {
+  const pairs: Record<string, string> = {}
+  for (const value of values ?? []) {
+    const at = value.indexOf('=')
+    if (at <= 0) throw new FlowctlError('USAGE', `${flag} expects name=value, got "${value}"`)
+    pairs[value.slice(0, at)] = value.slice(at + 1)
+  }
+  return pairs
+}
+
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value]
+}

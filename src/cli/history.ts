@@ -1,0 +1,88 @@
+import type { Command } from 'commander'
+import { FlowctlError } from '../errors.js'
+import type { RunRecord } from '../store/types.js'
+import { openProject, projectDir, type CommandContext } from './context.js'
+import type { Output } from './output.js'
+
+interface HistoryFlags {
+  project?: string
+  flow?: string
+  status?: string
+  limit?: string
+}
+
+export function defineHistoryCommand(program: Command, context: CommandContext): void {
+  const history = program
+    .command('history')
+    .description('list run history, newest first')
+    .option('--project <dir>', 'project folder (default: the current folder)')
+    .option('--flow <slug>', 'only runs of this flow')
+    .option('--status <status>', 'only runs with this status: success or error')
+    .option('--limit <n>', 'at most this many runs (default 20)')
+    .option('--json', 'print the records as JSON')
+    .action(async (flags: HistoryFlags) => {
+      const status = flags.status
+      if (status !== undefined && status !== 'success' && status !== 'error') {
+        throw new FlowctlError('USAGE', `--status expects success or error, got "${status}"`)
+      }
+      const limit = flags.limit === undefined ? 20 : Number(flags.limit)
+      if (!Number.isInteger(limit) || limit < 1) throw new FlowctlError('USAGE', `--limit expects a positive whole number, got "${flags.limit}"`)
+      const { project, store } = await openProject(context, projectDir(context, flags.project), { printProblems: false })
+      try {
+        const runs = await store.listRuns({ projectId: project.settings.projectId, flow: flags.flow, status, limit })
+        if (context.output.json) context.output.data(runs)
+        else printRuns(context.output, runs)
+      } finally {
+        await store.close()
+      }
+    })
+
+  history
+    .command('show')
+    .description('show one run record')
+    .argument('<runId>', 'the run id (X-Run-Id, or from `flowctl history`)')
+    .option('--project <dir>', 'project folder (default: the current folder)')
+    .option('--json', 'print the record as JSON')
+    .action(async (runId: string, flags: { project?: string }) => {
+      // Options given before `show` belong to the parent command.
+      const parentProject = (history.opts() as HistoryFlags).project
+      const { project, store } = await openProject(context, projectDir(context, flags.project ?? parentProject), { printProblems: false })
+      try {
+        const run = await store.getRun(project.settings.projectId, runId)
+        if (!run) throw new FlowctlError('RUN_NOT_FOUND', `no run with id "${runId}" in project ${project.settings.projectId}`)
+        if (context.output.json) context.output.data(run)
+        else printRun(context.output, run)
+      } finally {
+        await store.close()
+      }
+    })
+}
+
+function printRuns(output: Output, runs: RunRecord[]): void {
+  if (runs.length === 0) {
+    output.line('no runs yet')
+    return
+  }
+  for (const run of runs) {
+    const paint = run.status === 'success' ? output.color.green : output.color.red
+    const failure = run.status === 'error' ? `  ${run.failedNodeId ?? '-'}: ${run.error ?? ''}` : ''
+    output.line(
+      `${run.startedAt}  ${run.id}  ${run.flow.padEnd(20)} ${run.method.padEnd(6)} ${paint(run.status.padEnd(7))} ${String(run.httpStatus ?? '-').padEnd(4)} ${String(run.durationMs).padStart(5)} ms${failure}`,
+    )
+  }
+}
+
+function printRun(output: Output, run: RunRecord): void {
+  const rows: [string, string][] = [
+    ['id', run.id],
+    ['flow', run.flow],
+    ['trigger', `${run.trigger} (${run.method})`],
+    ['started', run.startedAt],
+    ['duration', `${run.durationMs} ms`],
+    ['status', run.status],
+    ['http status', String(run.httpStatus ?? '-')],
+    ['ports', run.ports.map((p) => `${p.nodeId}→${p.port}`).join(', ') || '-'],
+  ]
+  if (run.status === 'error') rows.push(['failed node', run.failedNodeId ?? '-'], ['error', run.error ?? '-'])
+  for (const [label, value] of rows) output.line(`${output.color.dim(label.padEnd(12))} ${value}`)
+}

@@ -1,0 +1,38 @@
+import type { Command } from 'commander'
+import { FlowctlError } from '../errors.js'
+import type { CommandContext } from './context.js'
+
+export function defineInitCommand(program: Command, context: CommandContext): void {
+  program
+    .command('init')
+    .description('create a new project from a template')
+    .argument('[dir]', 'folder of the new project (default: --project or the current folder)')
+    .option('--project <dir>', 'folder of the new project')
+    .option('--template <name>', 'template from templates/ (default basic)', 'basic')
+    .option('--id <projectId>', 'project id (default: from the folder name)')
+    .option('--name <name>', 'project name (default: from the folder name)')
+    .option('--json', 'print { ok, dir, projectId, files } as JSON')
+    .action(async (dir: string | undefined, flags: { project?: string; template: string; id?: string; name?: string }) => {
+      const { createProjectFromTemplate, listTemplates } = await import('./templates.js')
+      const { resolve, relative } = await import('node:path')
+      const target = resolve(context.cwd, dir ?? flags.project ?? '.')
+      const templates = await listTemplates()
+      if (!templates.includes(flags.template)) {
+        throw new FlowctlError('USAGE', `no template "${flags.template}" (templates: ${templates.join(', ')})`)
+      }
+      const result = await createProjectFromTemplate(target, flags.template, { projectId: flags.id, name: flags.name })
+      const { output } = context
+      if (output.json) output.data({ ok: true, dir: target, projectId: result.projectId, files: result.files })
+      else {
+        const shown = relative(context.cwd, target) || '.'
+        output.line(output.color.green(`created project "${result.projectId}" in ${shown}`))
+        for (const file of result.files) output.line(`  ${file}`)
+        output.line('')
+        output.line('next:')
+        if (shown !== '.') output.line(`  cd ${shown}`)
+        output.line('  flowctl validate')
+        output.line('  flowctl run hello --query name=Ada')
+        output.line('  flowctl serve')
+      }
+    })
+}

@@ -1,0 +1,106 @@
+import type { Command } from 'commander'
+import { FlowctlError } from '../errors.js'
+import { collect, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
+
+interface RunFlags {
+  project?: string
+  body?: string
+  param?: string[]
+  query?: string[]
+  header?: string[]
+  trace?: boolean
+  json?: boolean
+}
+
+export function defineRunCommand(program: Command, context: CommandContext): void {
+  program
+    .command('run')
+    .description('run a flow once, locally, through the same pipeline as the Run API (auth is not checked)')
+    .argument('<slug>', 'the flow to run')
+    .option('--project <dir>', 'project folder (default: the current folder)')
+    .option('--body <json>', 'request body as JSON, or @file to read it from a file')
+    .option('--param <name=value>', 'path parameter (repeatable)', collect)
+    .option('--query <name=value>', 'query parameter (repeatable)', collect)
+    .option('--header <name=value>', 'request header (repeatable)', collect)
+    .option('--trace', 'also print the trace of every step')
+    .option('--json', 'print { status, body, runId } as JSON')
+    .action(async (slug: string, flags: RunFlags) => {
+      context.exitCode = await runCommand(context, slug, flags)
+    })
+}
+
+async function readBody(context: CommandContext, text: string | undefined): Promise<unknown> {
+  if (text === undefined) return undefined
+  let source = text
+  let origin = '--body'
+  if (text.startsWith('@')) {
+    const { readFile } = await import('node:fs/promises')
+    const { resolve } = await import('node:path')
+    origin = text.slice(1)
+    try {
+      source = await readFile(resolve(context.cwd, origin), 'utf8')
+    } catch {
+      throw new FlowctlError('USAGE', `cannot read the body file ${origin}`)
+    }
+  }
+  try {
+    return JSON.parse(source)
+  } catch (error) {
+    throw new FlowctlError('USAGE', `${origin} is not valid JSON: ${(error as Error).message}`)
+  }
+}
+
+async function runCommand(context: CommandContext, slug: string, flags: RunFlags): Promise<number> {
+  const { output } = context
+  const body = await readBody(context, flags.body)
+  const path = parsePairs(flags.param, '--param')
+  const query = parsePairs(flags.query, '--query')
+  const headers = Object.fromEntries(Object.entries(parsePairs(flags.header, '--header')).map(([k, v]) => [k.toLowerCase(), v]))
+
+  const { project, store } = await openProject(context, projectDir(context, flags.project), { printProblems: false })
+  try {
+    const flow = project.flows.get(slug)
+    if (!flow) {
+      const problems = project.problems.filter((p) => p.severity === 'error')
+      if (problems.length) throw new FlowctlError('PROJECT_INVALID', `flow "${slug}" could not be loaded`, { problems })
+      const known = [...project.flows.keys()].sort().join(', ') || 'none'
+      throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found (flows: ${known})`)
+    }
+    const { runFlow } = await import('../flow/engine.js')
+    const { withSpinner } = await import('./spinner.js')
+    const outcome = await withSpinner(output, `running ${slug}`, () =>
+      runFlow({ project, flow, store, trigger: 'cli', method: 'CLI', input: { body, path, query, headers }, trace: flags.trace }),
+    )
+
+    if (outcome.kind === 'invalid') {
+      const response = { status: 400, body: { ok: false, errors: outcome.errors }, runId: null }
+      if (output.json) output.data(response)
+      else {
+        output.error(output.color.red('400 invalid input'))
+        for (const error of outcome.errors) output.error(`  ${error}`)
+      }
+      return 1
+    }
+    const status = outcome.kind === 'response' ? outcome.status : 500
+    const responseBody =
+      outcome.kind === 'response' ? outcome.body : { ok: false, errors: [`node ${outcome.nodeId} failed`], nodeId: outcome.nodeId, runId: outcome.runId }
+    if (output.json) {
+      output.data({ status, body: responseBody ?? null, runId: outcome.runId, ...(flags.trace ? { trace: outcome.trace } : {}) })
+    } else {
+      const paint = status < 400 ? output.color.green : output.color.red
+      output.line(paint(`${status}`) + output.color.dim(`  run ${outcome.runId}`))
+      if (outcome.kind === 'failed') output.error(output.color.red(`node ${outcome.nodeId} failed: ${outcome.error}`))
+      if (responseBody !== undefined) output.line(JSON.stringify(responseBody, null, 2))
+      if (flags.trace && outcome.trace) {
+        output.line(output.color.dim(`trace (${outcome.trace.durationMs} ms):`))
+        for (const step of outcome.trace.steps) {
+          output.line(`  ${step.nodeId} (${step.type}) ${step.port ? '→ ' + step.port : ''} ${step.durationMs} ms`)
+          output.line('    ' + JSON.stringify(step.output))
+        }
+      }
+    }
+    return status < 400 ? 0 : 1
+  } finally {
+    await store.close()
+  }
+}

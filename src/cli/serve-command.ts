@@ -1,0 +1,39 @@
+import type { Command } from 'commander'
+import type { CommandContext } from './context.js'
+import { collect } from './context.js'
+
+export function defineServeCommand(program: Command, context: CommandContext): void {
+  program
+    .command('serve')
+    .description('serve the Run API, OpenAPI documents, the scheduler tick and /status, reloading on change')
+    .argument('[dirs...]', 'project folders (default: --project or the current folder)')
+    .option('--project <dir>', 'project folder (repeatable)', collect)
+    .option('--port <port>', 'port to listen on (default: $PORT or 3000)')
+    .option('--host <host>', 'host to listen on (default 127.0.0.1)')
+    .option('--trust-proxy', 'take the client IP and origin from X-Forwarded-* headers')
+    .option('--no-watch', 'do not reload flows when their files change')
+    .option('--cron', 'tick the scheduler once a minute by itself')
+    .option('--users <file>', 'users file (default .flowctl/users.yaml of the current folder)')
+    .option('--quiet', 'no request log')
+    .option('--json', 'machine-readable startup output')
+    .action(async (dirs: string[], options: Record<string, unknown>) => {
+      const { resolve } = await import('node:path')
+      const { serveCommand } = await import('./serve.js')
+      const { FlowctlError } = await import('../errors.js')
+      const projects = [...(dirs ?? []), ...((options.project as string[] | undefined) ?? [])]
+      const port = options.port === undefined ? undefined : Number(options.port)
+      if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+        throw new FlowctlError('USAGE', `--port expects a port number, got "${String(options.port)}"`)
+      }
+      await serveCommand(projects.length ? projects.map((d) => resolve(context.cwd, d)) : [context.cwd], {
+        port,
+        host: options.host as string | undefined,
+        trustProxy: Boolean(options.trustProxy),
+        watch: options.watch !== false,
+        quiet: Boolean(options.quiet),
+        cron: Boolean(options.cron),
+        users: options.users ? resolve(context.cwd, options.users as string) : undefined,
+        json: Boolean(options.json),
+      })
+    })
+}

@@ -1,0 +1,13 @@
+// An ora spinner on a TTY; nothing at all when output is piped or JSON.
+import type { Output } from './output.js'
+
+export async function withSpinner<T>(output: Output, text: string, work: () => Promise<T>): Promise<T> {
+  if (output.json || !process.stderr.isTTY || 'CI' in process.env) return work()
+  const { default: ora } = await import('ora')
+  const spinner = ora({ text, stream: process.stderr }).start()
+  try {
+    return await work()
+  } finally {
+    spinner.stop()
+  }
+}

@@ -1,0 +1,96 @@
+import type { Command } from 'commander'
+import { FlowctlError } from '../errors.js'
+import { collect, type CommandContext } from './context.js'
+
+const ROLES = ['viewer', 'editor', 'owner'] as const
+type Role = (typeof ROLES)[number]
+
+/** Parses `PROJECT_ID=ROLE`. */
+function parseGrant(text: string): [string, Role] {
+  const [projectId, role] = text.split('=')
+  if (!projectId || !role || !(ROLES as readonly string[]).includes(role)) {
+    throw new FlowctlError('USAGE', `a grant is PROJECT_ID=viewer|editor|owner, got "${text}"`)
+  }
+  return [projectId, role as Role]
+}
+
+export function defineUsersCommand(program: Command, context: CommandContext): void {
+  const users = program
+    .command('users')
+    .description('add, list, grant and remove the users who may read OpenAPI documents and run history')
+    .option('--users <file>', 'users file (default .flowctl/users.yaml of the current folder)')
+
+  async function usersFile(local?: string): Promise<string> {
+    const { resolve } = await import('node:path')
+    const { defaultUsersFile } = await import('../users/users-file.js')
+    const option = local ?? (users.opts() as { users?: string }).users
+    return option ? resolve(context.cwd, option) : defaultUsersFile(context.cwd)
+  }
+
+  users
+    .command('add')
+    .description('add a user and print their token (shown once)')
+    .argument('<name>', 'user name')
+    .option('--grant <projectId=role>', 'grant a role on a project (repeatable)', collect)
+    .option('--users <file>', 'users file')
+    .option('--json', 'print { name, token }')
+    .action(async (name: string, flags: { grant?: string[]; users?: string }) => {
+      const { addUser } = await import('../users/users-file.js')
+      const grants = Object.fromEntries((flags.grant ?? []).map(parseGrant))
+      const created = await addUser(await usersFile(flags.users), name, grants)
+      const { output } = context
+      if (output.json) output.data({ name: created.name, token: created.token })
+      else {
+        output.line(`added user ${created.name}`)
+        output.line(`token: ${created.token}`)
+        output.line(output.color.dim('Store it now: it is shown only once, and only its hash is kept.'))
+      }
+    })
+
+  users
+    .command('grant')
+    .description('give a user a role on a project')
+    .argument('<name>', 'user name')
+    .argument('<grant>', 'PROJECT_ID=viewer|editor|owner')
+    .option('--users <file>', 'users file')
+    .option('--json', 'print { ok }')
+    .action(async (name: string, grant: string, flags: { users?: string }) => {
+      const { grantUser } = await import('../users/users-file.js')
+      const [projectId, role] = parseGrant(grant)
+      await grantUser(await usersFile(flags.users), name, projectId, role)
+      if (context.output.json) context.output.data({ ok: true, name, projectId, role })
+      else context.output.line(`${name} is now ${role} of ${projectId}`)
+    })
+
+  users
+    .command('list')
+    .description('list users and their grants (never tokens)')
+    .option('--users <file>', 'users file')
+    .option('--json', 'print the users as JSON')
+    .action(async (flags: { users?: string }) => {
+      const { readUsers } = await import('../users/users-file.js')
+      const list = (await readUsers(await usersFile(flags.users))).map((u) => ({ name: u.name, grants: u.grants, createdAt: u.createdAt }))
+      const { output } = context
+      if (output.json) output.data(list)
+      else if (list.length === 0) output.line('no users')
+      else {
+        for (const user of list) {
+          const grants = Object.entries(user.grants).map(([p, r]) => `${p}=${r}`).join(', ') || '(no access)'
+          output.line(`${user.name.padEnd(20)} ${grants}`)
+        }
+      }
+    })
+
+  users
+    .command('remove')
+    .description('remove a user')
+    .argument('<name>', 'user name')
+    .option('--users <file>', 'users file')
+    .option('--json', 'print { ok }')
+    .action(async (name: string, flags: { users?: string }) => {
+      const { removeUser } = await import('../users/users-file.js')
+      await removeUser(await usersFile(flags.users), name)
+      if (context.output.json) context.output.data({ ok: true, name })
+      else context.output.line(`removed user ${name}`)
+    })
+}

@@ -1,0 +1,32 @@
+import type { Command } from 'commander'
+import { projectDir, type CommandContext } from './context.js'
+
+export function defineValidateCommand(program: Command, context: CommandContext): void {
+  program
+    .command('validate')
+    .description('check flowctl.yaml and every flow file; report every problem with file:line:column')
+    .option('--project <dir>', 'project folder (default: the current folder)')
+    .option('--json', 'print { ok, problems: [{ file, line, column, message }] }')
+    .action(async (flags: { project?: string }) => {
+      const { validateProject } = await import('../project/validate.js')
+      const { output } = context
+      const result = await validateProject(projectDir(context, flags.project))
+      if (output.json) {
+        // Warnings keep the spec's problem shape; their message says they are warnings.
+        const problems = result.problems.map(({ file, line, column, message, severity }) => ({
+          file,
+          line,
+          column,
+          message: severity === 'warning' ? `warning: ${message}` : message,
+        }))
+        output.data({ ok: result.ok, problems })
+      } else {
+        output.problems(result.problems)
+        const errors = result.problems.filter((p) => p.severity === 'error').length
+        const warnings = result.problems.length - errors
+        const summary = `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`
+        output.line(result.ok ? output.color.green(`ok (${summary})`) : output.color.red(`failed (${summary})`))
+      }
+      context.exitCode = result.ok ? 0 : 1
+    })
+}
