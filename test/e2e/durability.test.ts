@@ -1,0 +1,71 @@
+// Durability (SPEC §3): a run whose response was sent is in history even if `serve` is killed
+// right after. Fire requests, SIGKILL the server mid-load, then compare the run ids the client
+// received with the history, on SQLite and (when configured) PostgreSQL.
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { cleanupTempDirs, copyFixture, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
+
+afterAll(cleanupTempDirs)
+pgSkipNotice('durability e2e')
+
+async function killUnderLoad(env: Record<string, string>) {
+  const project = await copyFixture('example')
+  const config = join(project, 'flowctl.yaml')
+  await writeFile(config, (await readFile(config, 'utf8')).replace(/runsPerMinutePerIp: \d+/, 'runsPerMinutePerIp: 0'))
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const server = spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch'], { env })
+  await waitForServer(`${base}/api/status`)
+
+  const received: string[] = []
+  let stop = false
+  const client = async () => {
+    while (!stop) {
+      try {
+        const response = await fetch(`${base}/api/run/shop/create-order`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer dev-orders-token-change-me', 'content-type': 'application/json' },
+          body: JSON.stringify({ sku: 'D', qty: 1 }),
+        })
+        await response.arrayBuffer()
+        const runId = response.headers.get('x-run-id')
+        if (response.status === 201 && runId) received.push(runId)
+      } catch {
+        return // the server is gone
+      }
+    }
+  }
+  const clients = Array.from({ length: 16 }, client)
+  await new Promise((r) => setTimeout(r, 1500))
+  server.kill('SIGKILL')
+  stop = true
+  await Promise.all(clients)
+  await server
+
+  const history = await flowctl(['history', '--project', project, '--limit', '100000', '--json'], { env })
+  expect(history.exitCode).toBe(0)
+  const recorded = new Set((JSON.parse(history.stdout) as { id: string }[]).map((r) => r.id))
+  return { received, missing: received.filter((id) => !recorded.has(id)) }
+}
+
+describe('a sent response survives SIGKILL', () => {
+  it('on the embedded SQLite store', async () => {
+    const { received, missing } = await killUnderLoad({})
+    expect(received.length).toBeGreaterThan(50)
+    expect(missing).toEqual([])
+  })
+
+  // Skipped without FLOWCTL_TEST_DATABASE_URL: a fresh machine has no PostgreSQL (notice printed above).
+  it.skipIf(!PG_URL)('on PostgreSQL', async () => {
+    const db = await createTestDatabase()
+    try {
+      const { received, missing } = await killUnderLoad({ FLOWCTL_DATABASE_URL: db.url })
+      expect(received.length).toBeGreaterThan(50)
+      expect(missing).toEqual([])
+    } finally {
+      await db.drop()
+    }
+  })
+})
