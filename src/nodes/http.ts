@@ -24,7 +24,8 @@ export const httpNode: NodeKind = {
   async execute(context) {
     const { settings } = context.node
     const method = String(settings.method ?? 'get').toUpperCase()
-    const url = String(context.resolve(settings.url))
+    const url = String(context.resolve(settings.url) ?? '')
+    if (!URL.canParse(url)) throw new Error(`HTTP ${method} request has an invalid URL "${url}"`)
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries((context.resolve(settings.headers ?? {}) ?? {}) as Record<string, unknown>)) {
       headers[name.toLowerCase()] = String(value ?? '')
@@ -43,8 +44,7 @@ export const httpNode: NodeKind = {
       response = await fetch(url, { method, headers, body, signal })
       text = await response.text()
     } catch (error) {
-      const reason = error instanceof Error && error.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : 'network error'
-      throw new Error(`HTTP ${method} request ${reason}`, { cause: error })
+      throw new Error(`HTTP ${method} request ${failureReason(error, context.signal, timeoutMs)}`, { cause: error })
     }
     let parsed: unknown = text
     if ((response.headers.get('content-type') ?? '').includes('json')) {
@@ -56,4 +56,13 @@ export const httpNode: NodeKind = {
     }
     return { output: { status: response.status, headers: Object.fromEntries(response.headers), body: parsed } }
   },
+}
+
+/** Why a request failed, in words: its own timeout, the run being stopped, or the network (with the system code). */
+function failureReason(error: unknown, runSignal: AbortSignal, timeoutMs: number): string {
+  if (runSignal.aborted) return 'stopped with the run'
+  if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${timeoutMs} ms`
+  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined
+  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : ''
+  return detail ? `network error (${detail})` : 'network error'
 }

@@ -1,0 +1,67 @@
+// autocannon wrapper: one fixed load shape for every server, so the figures compare.
+import autocannon from 'autocannon'
+import { DURATION } from './paths.js'
+
+/** Two order bodies, cycled, so both branches of the If (qty > 10) are taken. */
+export const ORDER_BODIES = [JSON.stringify({ sku: 'A-1', qty: 5 }), JSON.stringify({ sku: 'B-2', qty: 42 })]
+
+/**
+ * POSTs the order bodies to `url` with 50 connections for `duration` seconds.
+ * Returns { rps, p50, p99, non2xx, errors, timeouts, total }.
+ */
+export async function loadOrders(url, { headers = {}, duration = DURATION, connections = 50 } = {}) {
+  const result = await autocannon({
+    url,
+    connections,
+    duration,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    requests: ORDER_BODIES.map((body) => ({ method: 'POST', body })),
+  })
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    total: result.requests.total,
+  }
+}
+
+/**
+ * Alternates the targets (A, B, A, B, …) `rounds` times after a 1-second warm-up each,
+ * and returns per target { runs, rps, p50, p99, non2xx, errors } with the means of its runs.
+ */
+export async function alternate(targets, { rounds = 2, log = console.log } = {}) {
+  for (const target of targets) await loadOrders(target.url, { headers: target.headers, duration: 1 })
+  const runs = targets.map(() => [])
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, target] of targets.entries()) {
+      const run = await loadOrders(target.url, { headers: target.headers })
+      runs[i].push(run)
+      log(`  ${target.name.padEnd(22)} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}, errors ${run.errors}`)
+    }
+  }
+  return targets.map((target, i) => ({
+    name: target.name,
+    runs: runs[i],
+    rps: mean(runs[i].map((r) => r.rps)),
+    p50: mean(runs[i].map((r) => r.p50)),
+    p99: mean(runs[i].map((r) => r.p99)),
+    non2xx: sum(runs[i].map((r) => r.non2xx)),
+    errors: sum(runs[i].map((r) => r.errors + r.timeouts)),
+  }))
+}
+
+export const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+export const sum = (xs) => xs.reduce((a, b) => a + b, 0)
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+export function percentile(xs, p) {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]
+}

@@ -1,0 +1,66 @@
+// The results table: every row is a flowctl figure, a baseline figure measured in the same run,
+// their ratio and the target. Written as Markdown and printed.
+import { writeFileSync, mkdirSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { BENCH_DIR, DURATION, TMP } from './paths.js'
+import { stopAll } from './proc.js'
+
+/**
+ * row(benchmark, flowctl, baseline, ratio, target, met): `met` is true/false, or null when the row
+ * is informational (no target).
+ */
+export function row(benchmark, flowctl, baseline, ratio, target, met) {
+  return { benchmark, flowctl, baseline, ratio, target, met }
+}
+
+export const fmtRatio = (r) => (Number.isFinite(r) ? `${r.toFixed(2)}×` : '—')
+export const fmtMs = (ms) => (ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(1)} ms`)
+
+export function formatTable(sections) {
+  const lines = [
+    '# flowctl benchmarks',
+    '',
+    `Run ${new Date().toISOString()} on ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
+      `autocannon ${DURATION} s per run, 50 connections. Every baseline was measured in the same run on the same machine.`,
+    '',
+    '| benchmark | flowctl | baseline | ratio | target | met? |',
+    '|---|---|---|---|---|---|',
+  ]
+  for (const section of sections) {
+    for (const r of section.rows) {
+      const met = r.met === null ? 'info' : r.met ? 'yes' : '**no**'
+      lines.push(`| ${r.benchmark} | ${r.flowctl} | ${r.baseline} | ${r.ratio} | ${r.target} | ${met} |`)
+    }
+  }
+  const notes = sections.flatMap((s) => s.notes.map((n) => `- ${s.name}: ${n}`))
+  if (notes.length) lines.push('', '## Notes', '', ...notes)
+  return lines.join('\n') + '\n'
+}
+
+/** Writes the table to `file` and prints it. */
+export function writeResults(sections, file = join(BENCH_DIR, 'results.md')) {
+  const text = formatTable(sections)
+  mkdirSync(TMP, { recursive: true })
+  writeFileSync(file, text)
+  console.log('\n' + text)
+  console.log(`written to ${file}`)
+}
+
+/**
+ * Runs one benchmark when its file is the entry script: prints its own table and writes it to
+ * bench/.tmp/results-<name>.md (bench/results.md belongs to run-all.js).
+ */
+export async function runIfMain(metaUrl, name, run) {
+  if (process.argv[1] !== fileURLToPath(metaUrl)) return
+  try {
+    const section = await run()
+    writeResults([section], join(TMP, `results-${name}.md`))
+  } catch (error) {
+    console.error(error)
+    process.exitCode = 1
+  } finally {
+    await stopAll()
+  }
+}

@@ -1,0 +1,238 @@
+// `flowctl serve`: load every project, open their stores, serve the h3 app through listhen, reload
+// flows on change, tick once a minute with --cron, and shut down gracefully on SIGINT/SIGTERM
+// (stop accepting, let in-flight requests finish for up to 10 s, close watchers and stores).
+// Never calls process.exit: the promise resolves after shutdown and the CLI entry sets the exit code.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
+import type { Project } from '../project/model.js'
+
+export interface ServeOptions {
+  port?: number
+  /** Interface to listen on; default 127.0.0.1 (only this machine). Use 0.0.0.0 to expose it. */
+  host?: string
+  trustProxy?: boolean
+  watch?: boolean
+  quiet?: boolean
+  cron?: boolean
+  users?: string
+  json?: boolean
+  /** Environment (PORT, CRON_SECRET, FLOWCTL_*); default process.env. */
+  env?: NodeJS.ProcessEnv
+  /** Stops the server like SIGTERM does (tests and embedders). */
+  signal?: AbortSignal
+  /** Called once the server listens, with its base URL. */
+  onListening?: (url: string) => void
+  stdout?: NodeJS.WritableStream
+  stderr?: NodeJS.WritableStream
+}
+
+const SHUTDOWN_GRACE_MS = 10_000
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1'])
+
+export async function serveCommand(dirs: string[], options: ServeOptions = {}): Promise<void> {
+  const env = options.env ?? process.env
+  const stdout = options.stdout ?? process.stdout
+  const stderr = options.stderr ?? process.stderr
+  const out = (line: string) => void stdout.write(line + '\n')
+  const err = (line: string) => void stderr.write(line + '\n')
+
+  // Registered first, so a SIGTERM during startup still ends in a graceful shutdown once started.
+  let requestStop!: () => void
+  const stopRequested = new Promise<void>((resolve) => (requestStop = resolve))
+  const onSignal = () => requestStop()
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  options.signal?.addEventListener('abort', onSignal, { once: true })
+  if (options.signal?.aborted) requestStop()
+  const removeSignalHandlers = () => {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    options.signal?.removeEventListener('abort', onSignal)
+  }
+  try {
+    await serve(dirs, options, stopRequested, { out, err, env })
+  } finally {
+    removeSignalHandlers()
+  }
+}
+
+interface Io {
+  out: (line: string) => void
+  err: (line: string) => void
+  env: NodeJS.ProcessEnv
+}
+
+async function serve(dirs: string[], options: ServeOptions, stopRequested: Promise<void>, { out, err, env }: Io): Promise<void> {
+  const projects = await loadProjects(dirs, env, err)
+  const { Workspace } = await import('../http/workspace.js')
+  const { openStore } = await import('../store/index.js')
+  const workspace = new Workspace((project) => openStore(project, { env }))
+  for (const project of projects) {
+    try {
+      const entry = await workspace.add(project)
+      if (entry.storeError) err(`${project.settings.projectId}: store unavailable: ${entry.storeError} (runs answer 503; retrying)`)
+    } catch (error) {
+      err(`error: ${project.dir}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  if (workspace.list().length === 0) {
+    await workspace.close()
+    throw new FlowctlError('PROJECT_INVALID', 'no project could be loaded')
+  }
+
+  const shutdown = new AbortController()
+  const { createApp } = await import('../http/app.js')
+  const { defaultUsersFile } = await import('../users/users-file.js')
+  const app = createApp(workspace, {
+    trustProxy: Boolean(options.trustProxy),
+    quiet: Boolean(options.quiet),
+    usersFile: options.users ?? defaultUsersFile(process.cwd()),
+    cronSecret: env.CRON_SECRET || undefined,
+    signal: shutdown.signal,
+    log: out,
+  })
+
+  const { toNodeHandler } = await import('h3/node')
+  const handle = toNodeHandler(app)
+  let inFlight = 0
+  let drained: (() => void) | null = null
+  const tracked = (req: IncomingMessage, res: ServerResponse) => {
+    inFlight++
+    res.once('close', () => {
+      inFlight--
+      if (inFlight === 0) drained?.()
+    })
+    void handle(req, res)
+  }
+
+  const host = options.host ?? '127.0.0.1'
+  const port = options.port ?? (env.PORT ? Number(env.PORT) : 3000)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    await workspace.close()
+    throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
+  }
+  const { listen } = await import('listhen')
+  let server: Server
+  let baseUrl: string
+  try {
+    const listener = await listen(tracked, {
+      // isProd: an explicit port is used as given or fails, never silently swapped for another one.
+      port: port === 0 ? { port: 0, random: true } : port,
+      isProd: true,
+      hostname: host,
+      public: !LOCAL_HOSTS.has(host),
+      showURL: false,
+      qr: false,
+      open: false,
+      clipboard: false,
+      autoClose: false,
+    })
+    server = listener.server as Server
+    baseUrl = displayUrl(host, listener.address.port)
+  } catch (error) {
+    await workspace.close()
+    throw new FlowctlError('USAGE', `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+
+  const watchers = options.watch === false ? null : await startWatching(workspace, err)
+  const stopCron = options.cron ? startCron(workspace, err) : null
+  printUrls(workspace.list().map((entry) => entry.project), baseUrl, Boolean(options.json), out)
+  options.onListening?.(baseUrl)
+
+  await stopRequested
+
+  if (!options.json) err('shutting down…')
+  stopCron?.()
+  // Stop accepting; keep-alive connections with nothing in flight are closed now.
+  const closed = new Promise<void>((done) => server.close(() => done()))
+  server.closeIdleConnections()
+  if (inFlight > 0) {
+    await Promise.race([
+      new Promise<void>((done) => (drained = done)),
+      new Promise<void>((done) => setTimeout(done, SHUTDOWN_GRACE_MS).unref()),
+    ])
+  }
+  shutdown.abort()
+  server.closeAllConnections()
+  await closed
+  await watchers?.close()
+  await workspace.close()
+}
+
+async function loadProjects(dirs: string[], env: NodeJS.ProcessEnv, err: (line: string) => void): Promise<Project[]> {
+  const { loadProject } = await import('../project/load.js')
+  const projects: Project[] = []
+  const ids = new Map<string, string>()
+  for (const dir of dirs) {
+    try {
+      const project = await loadProject(dir, { env })
+      for (const problem of project.problems) err(`${project.settings.projectId}: ${formatProblem(problem)}`)
+      const id = project.settings.projectId
+      const other = ids.get(id)
+      if (other) {
+        err(`error: ${dir}: projectId "${id}" is already served from ${other}; skipped`)
+        continue
+      }
+      ids.set(id, dir)
+      projects.push(project)
+    } catch (error) {
+      if (!isFlowctlError(error)) throw error
+      err(`error: ${dir}: ${error.message}`)
+      for (const problem of error.problems) err(formatProblem(problem))
+    }
+  }
+  return projects
+}
+
+async function startWatching(workspace: import('../http/workspace.js').Workspace, log: (line: string) => void) {
+  const { watchProjects } = await import('../http/reload.js')
+  return watchProjects(workspace, { log })
+}
+
+/** `--cron`: one tick at every minute boundary (a little after it, so the minute has begun). */
+function startCron(workspace: import('../http/workspace.js').Workspace, log: (line: string) => void): () => void {
+  let timer: NodeJS.Timeout | null = null
+  let stopped = false
+  const schedule = () => {
+    const wait = 60_000 - (Date.now() % 60_000) + 50
+    timer = setTimeout(async () => {
+      if (stopped) return
+      try {
+        const { tickWorkspace } = await import('../http/tick-workspace.js')
+        const summary = await tickWorkspace(workspace, new Date(), log)
+        if (summary.ran > 0 || !summary.ok) log(`tick ${summary.at}: ran ${summary.ran}, errors ${summary.errors}`)
+      } catch (error) {
+        log(`tick failed: ${error instanceof Error ? error.message : String(error)}`)
+      }
+      if (!stopped) schedule()
+    }, wait)
+  }
+  schedule()
+  return () => {
+    stopped = true
+    if (timer) clearTimeout(timer)
+  }
+}
+
+function displayUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`
+}
+
+function printUrls(projects: Project[], baseUrl: string, json: boolean, out: (line: string) => void): void {
+  const rows = projects.map((project) => {
+    const id = project.settings.projectId
+    return { projectId: id, name: project.settings.name, runApi: `${baseUrl}/api/run/${id}/`, status: `${baseUrl}/status`, docs: `${baseUrl}/docs/${id}` }
+  })
+  if (json) {
+    out(JSON.stringify({ ok: true, url: baseUrl, projects: rows }))
+    return
+  }
+  out(`flowctl serving on ${baseUrl}`)
+  for (const row of rows) {
+    out(`  ${row.projectId} (${row.name})`)
+    out(`    Run API  ${row.runApi}<slug>`)
+    out(`    Status   ${row.status}`)
+    out(`    Docs     ${row.docs}`)
+  }
+}

@@ -1,0 +1,165 @@
+// The one engine every trigger calls (Run API, `flowctl run`, the scheduler): validate the inputs,
+// follow ports from the Start node, record the run. Node kinds live in src/nodes/.
+import { FlowctlError } from '../errors.js'
+import { getNodeKind } from '../nodes/registry.js'
+import type { NodeContext, NodeResult } from '../nodes/types.js'
+import type { Flow, FlowNode, Project } from '../project/model.js'
+import { maskSecrets } from '../project/secrets.js'
+import type { RunRecord, Store } from '../store/types.js'
+import { validateInputs } from './inputs.js'
+import { maskValue } from './mask.js'
+import { createResolver, createScope, type Scope } from './resolve.js'
+import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
+import type { RunOptions, RunOutcome, TraceStep } from './types.js'
+
+/** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
+const MAX_STEPS = 10_000
+
+type Ending =
+  | { kind: 'response'; status: number; body: unknown; headers: Record<string, string> }
+  | { kind: 'failed'; nodeId: string | null; error: string }
+
+export async function runFlow(options: RunOptions): Promise<RunOutcome> {
+  const { project, flow, store } = options
+  if (!flow.start) throw new FlowctlError('FLOW_NOT_FOUND', `flow "${flow.slug}" has no start node and cannot be run`)
+
+  const checked = validateInputs(flow, options.input)
+  if (!checked.ok) return { kind: 'invalid', errors: checked.errors }
+
+  const runId = newRunId()
+  const startedAt = (options.now?.() ?? new Date()).toISOString()
+  const began = performance.now()
+  const run = { id: runId, startedAt, trigger: options.trigger }
+  const scope = createScope(run)
+  const walk: Walk = {
+    flow,
+    project,
+    store,
+    run,
+    scope,
+    resolve: createResolver(flow, scope, project.secrets),
+    inputs: checked.values,
+    stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
+    ports: [],
+    steps: options.trace ? [] : null,
+    current: null,
+    stepBegan: 0,
+  }
+
+  let ending: Ending
+  try {
+    ending = await walkFlow(walk, flow.start.node)
+  } catch (error) {
+    ending = failure(walk, error)
+  } finally {
+    walk.stopper.dispose()
+  }
+
+  const durationMs = roundMs(performance.now() - began)
+  const failed = ending.kind === 'failed' ? ending : null
+  const record: RunRecord = {
+    id: runId,
+    projectId: project.settings.projectId,
+    flow: flow.slug,
+    trigger: options.trigger,
+    method: options.method,
+    startedAt,
+    durationMs: Math.round(durationMs),
+    status: failed ? 'error' : 'success',
+    httpStatus: ending.kind === 'response' ? ending.status : 500,
+    ports: walk.ports,
+    failedNodeId: failed ? failed.nodeId : null,
+    error: failed ? failed.error : null,
+  }
+  // Committed before the caller answers: a run whose response was sent is in history.
+  await store.recordRun(record, project.settings.limits.historyRuns)
+
+  const trace = walk.steps ? { trace: { runId, durationMs, steps: walk.steps } } : {}
+  if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
+  return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
+}
+
+/** One run in progress. `current` is the node that fails when anything throws. */
+interface Walk {
+  flow: Flow
+  project: Project
+  store: Store
+  run: NodeContext['run']
+  scope: Scope
+  resolve: (value: unknown) => unknown
+  inputs: Record<string, unknown>
+  stopper: RunStopper
+  ports: RunRecord['ports']
+  steps: TraceStep[] | null
+  current: FlowNode | null
+  stepBegan: number
+}
+
+/** Executes nodes from `first` until an End node or a port with no edge. Throws when a node fails. */
+async function walkFlow(walk: Walk, first: FlowNode): Promise<Ending> {
+  const { flow, project, store, steps, stopper } = walk
+  let node = first
+  for (let step = 0; ; step++) {
+    walk.current = node
+    if (stopper.signal.aborted) throw stopper.signal.reason
+    if (step >= MAX_STEPS) throw new Error(`the run passed ${MAX_STEPS} steps; do the flow's ports form a loop?`)
+    const kind = getNodeKind(node.type)
+    if (!kind) throw new Error(`unknown node type "${node.type}"`)
+    if (steps) walk.stepBegan = performance.now()
+    const inputs = node === flow.start?.node ? walk.inputs : undefined
+    const context: NodeContext = { node, project, store, resolve: walk.resolve, signal: stopper.signal, run: walk.run, inputs }
+    const result: NodeResult = await Promise.race([kind.execute(context), stopper.stopped])
+
+    walk.scope[node.refName] = result.output
+    const port = result.response ? null : (result.port ?? 'out')
+    // Only If and Switch name their port; the record lists exactly those.
+    if (result.port !== undefined) walk.ports.push({ nodeId: node.id, port: result.port })
+    if (steps) {
+      const durationMs = roundMs(performance.now() - walk.stepBegan)
+      steps.push({ nodeId: node.id, type: node.type, name: node.name, port, durationMs, output: maskValue(result.output, project.secrets) })
+    }
+
+    if (result.response) return { kind: 'response', ...result.response }
+    const nextId = port === null ? undefined : node.next[port]
+    if (nextId === undefined) return { kind: 'response', status: 204, body: undefined, headers: {} }
+    const next = flow.nodesById.get(nextId)
+    if (!next) throw new Error(`port "${port}" leads to node "${nextId}", which does not exist`)
+    node = next
+  }
+}
+
+/** The failed ending: the failing node, the reason with secrets masked, and a trace step for it. */
+function failure(walk: Walk, error: unknown): Ending {
+  const { current, steps, project } = walk
+  const reason = error instanceof RunStopped ? error.message : messageOf(error)
+  const masked = maskSecrets(reason, project.secrets)
+  if (steps && current) {
+    const durationMs = roundMs(performance.now() - walk.stepBegan)
+    steps.push({ nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output: { error: masked } })
+  }
+  return { kind: 'failed', nodeId: current?.id ?? null, error: masked }
+}
+
+let lastStamp = 0
+let sequence = 0
+
+/**
+ * A unique run id that sorts by time: the millisecond in base 36 (fixed width), a counter within the
+ * millisecond, then randomness so ids made by several processes do not collide.
+ */
+export function newRunId(): string {
+  const now = Date.now()
+  sequence = now === lastStamp ? sequence + 1 : 0
+  lastStamp = now
+  const random = Math.floor(Math.random() * 36 ** 6).toString(36).padStart(6, '0')
+  return now.toString(36).padStart(9, '0') + sequence.toString(36).padStart(3, '0') + random
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name
+  return String(error)
+}
+
+function roundMs(ms: number): number {
+  return Math.round(ms * 100) / 100
+}

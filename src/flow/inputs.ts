@@ -1,0 +1,161 @@
+// Validating a run's inputs against the Start node's JSON Schemas (ajv + formats).
+// Validators are compiled once per flow version; Flow objects are replaced on reload.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
+import type { Flow, JsonSchema, StartInputs } from '../project/model.js'
+import type { RunInput } from './types.js'
+
+export type InputLocation = 'path' | 'query' | 'headers' | 'body'
+
+export type InputsResult = { ok: true; values: Record<string, unknown> } | { ok: false; errors: string[] }
+
+interface ParameterValidator {
+  location: Exclude<InputLocation, 'body'>
+  validate: ValidateFunction
+  /** Declared property names, and which of them are arrays (repeated query keys stay arrays). */
+  properties: { name: string; lookup: string; isArray: boolean }[]
+}
+
+interface BodyValidator {
+  validate: ValidateFunction
+  /** useDefaults writes into the data: clone first when the schema has defaults (callers' objects stay untouched). */
+  hasDefaults: boolean
+}
+
+interface CompiledInputs {
+  parameters: ParameterValidator[]
+  body: BodyValidator | null
+}
+
+// `strict: false`: a user's unknown keyword (x-…) is ignored, never fatal. Parameters arrive as text,
+// so they are coerced ('array' also wraps a single value for an array-typed property); the body is not.
+const parameterAjv = createAjv(true)
+const bodyAjv = createAjv(false)
+
+function createAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false })
+  addFormats.default(ajv)
+  return ajv
+}
+
+const compiledByFlow = new WeakMap<Flow, CompiledInputs>()
+
+/** Validates, coerces and merges the inputs: body fields, then path, query and header inputs. */
+export function validateInputs(flow: Flow, input: RunInput): InputsResult {
+  const compiled = compiledInputsOf(flow)
+  const errors: string[] = []
+  const values: Record<string, unknown> = {}
+
+  if (compiled.body) {
+    let body = input.body === undefined ? {} : input.body
+    if (compiled.body.hasDefaults && typeof body === 'object' && body !== null) body = structuredClone(body)
+    if (compiled.body.validate(body)) {
+      if (isPlainObject(body)) Object.assign(values, body)
+    } else {
+      collectErrors('body', compiled.body.validate.errors, errors)
+    }
+  }
+
+  for (const parameter of compiled.parameters) {
+    const data = pickParameters(parameter, input)
+    if (parameter.validate(data)) Object.assign(values, data)
+    else collectErrors(parameter.location, parameter.validate.errors, errors)
+  }
+
+  return errors.length ? { ok: false, errors: [...new Set(errors)] } : { ok: true, values }
+}
+
+/** Compiles the flow's input schemas (cached per flow). The loader has already checked that they compile. */
+export function compiledInputsOf(flow: Flow): CompiledInputs {
+  let compiled = compiledByFlow.get(flow)
+  if (!compiled) {
+    compiled = compileInputs(flow.start?.inputs ?? {})
+    compiledByFlow.set(flow, compiled)
+  }
+  return compiled
+}
+
+function compileInputs(inputs: StartInputs): CompiledInputs {
+  const parameters: ParameterValidator[] = []
+  for (const location of ['path', 'query', 'headers'] as const) {
+    const schema = inputs[location]
+    if (!schema) continue
+    const properties = propertiesOf(schema)
+    // Every path property is one URL segment, so all of them are required.
+    const effective = location === 'path' ? { ...schema, required: Object.keys(properties) } : schema
+    parameters.push({
+      location,
+      validate: compileSchema(parameterAjv, effective),
+      properties: Object.entries(properties).map(([name, property]) => ({
+        name,
+        lookup: location === 'headers' ? name.toLowerCase() : name,
+        isArray: isArraySchema(property),
+      })),
+    })
+  }
+  const body = inputs.body ? { validate: compileSchema(bodyAjv, inputs.body), hasDefaults: hasDefaultKeyword(inputs.body) } : null
+  return { parameters, body }
+}
+
+/** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there. */
+function compileSchema(ajv: Ajv, schema: JsonSchema): ValidateFunction {
+  try {
+    return ajv.compile(schema)
+  } finally {
+    ajv.removeSchema(schema)
+  }
+}
+
+/** The declared parameters present in the input: arrays only for array-typed properties. */
+function pickParameters(parameter: ParameterValidator, input: RunInput): Record<string, unknown> {
+  const source: Record<string, string | string[]> | undefined = input[parameter.location]
+  const data: Record<string, unknown> = {}
+  if (!source) return data
+  for (const { name, lookup, isArray } of parameter.properties) {
+    if (!Object.hasOwn(source, lookup)) continue
+    const value = source[lookup]
+    if (value === undefined) continue
+    data[name] = Array.isArray(value) && !isArray ? value[0] : value
+  }
+  return data
+}
+
+function collectErrors(location: InputLocation, found: ErrorObject[] | null | undefined, into: string[]): void {
+  for (const error of found ?? []) into.push(`${location}${pointerOf(error)}: ${error.message ?? 'is invalid'}`)
+}
+
+/** Where the problem is: for a missing or unexpected property, the property itself. */
+function pointerOf(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>
+  const property =
+    error.keyword === 'required' ? params.missingProperty
+    : error.keyword === 'additionalProperties' ? params.additionalProperty
+    : error.keyword === 'dependentRequired' || error.keyword === 'dependencies' ? params.missingProperty
+    : undefined
+  return typeof property === 'string' ? `${error.instancePath}/${escapePointer(property)}` : error.instancePath
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1')
+}
+
+function propertiesOf(schema: JsonSchema): Record<string, unknown> {
+  const properties = schema.properties
+  return isPlainObject(properties) ? properties : {}
+}
+
+function isArraySchema(schema: unknown): boolean {
+  if (!isPlainObject(schema)) return false
+  const type = schema.type
+  return type === 'array' || (Array.isArray(type) && type.includes('array'))
+}
+
+function hasDefaultKeyword(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(hasDefaultKeyword)
+  if (!isPlainObject(schema)) return false
+  return Object.hasOwn(schema, 'default') || Object.values(schema).some(hasDefaultKeyword)
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

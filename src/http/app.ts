@@ -1,0 +1,92 @@
+// The h3 app of `flowctl serve`: routes in routes/*.ts, one request log line per request, and an
+// error handler that never shows a stack trace or a secret to the client.
+import { H3, HTTPError, type H3Event } from 'h3'
+import type { AppContext, AppOptions } from './context.js'
+import { RateLimiter } from './rate-limit.js'
+import { RejectionCounter } from './rejections.js'
+import { errorResponse, FLOW_NOT_FOUND, htmlResponse } from './respond.js'
+import { docsAssetHandler, docsPageHandler } from './routes/docs.js'
+import { openApiHandler } from './routes/openapi.js'
+import { runHandler } from './routes/run.js'
+import { runsHandler } from './routes/runs.js'
+import { statusJsonHandler, statusPageHandler } from './routes/status.js'
+import { tickHandler } from './routes/tick.js'
+import { UsersCache } from './sign-in.js'
+import type { Workspace } from './workspace.js'
+
+export type { AppOptions } from './context.js'
+
+const STARTED = Symbol('flowctl.started')
+
+const INDEX_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>flowctl</title>
+<style>body{font:16px system-ui,sans-serif;margin:40px}</style></head>
+<body><h1>flowctl</h1><p><a href="/status">Status</a> · <a href="/api/status">Status (JSON)</a></p></body></html>`
+
+export function createApp(workspace: Workspace, options: AppOptions): H3 {
+  const write = options.log ?? ((line: string) => void process.stderr.write(line + '\n'))
+  const context: AppContext = {
+    workspace,
+    options,
+    rateLimiter: new RateLimiter(),
+    rejections: new RejectionCounter(),
+    users: new UsersCache(options.usersFile),
+    log: (line, always = false) => {
+      if (always || !options.quiet) write(line)
+    },
+  }
+
+  const app = new H3({
+    // Unexpected errors are logged by onError below (without the request's headers or body).
+    silent: true,
+    onRequest(event) {
+      ;(event.context as Record<symbol, number>)[STARTED] = performance.now()
+    },
+    onResponse(response, event) {
+      if (options.quiet) return
+      context.log(requestLine(event, response))
+    },
+    onError(error, event) {
+      return errorAnswer(context, error, event)
+    },
+  })
+
+  app.all('/api/run/**', runHandler(context))
+  app.get('/api/openapi/:projectId', openApiHandler(context))
+  app.get('/api/runs/:projectId', runsHandler(context))
+  app.get('/api/cron/tick', tickHandler(context))
+  app.post('/api/cron/tick', tickHandler(context))
+  app.get('/api/status', statusJsonHandler(context))
+  app.get('/status', statusPageHandler(context))
+  app.get('/docs/assets/:file', docsAssetHandler())
+  app.get('/docs/:projectId', docsPageHandler(context))
+  app.get('/', () => htmlResponse(200, INDEX_PAGE))
+  app.all('/**', (event) => notFound(context, event))
+  return app
+}
+
+function notFound(context: AppContext, event: H3Event): Response {
+  if (event.url.pathname === '/api/run' || event.url.pathname.startsWith('/api/run/')) {
+    context.rejections.count(null, 404)
+    return errorResponse(404, [FLOW_NOT_FOUND])
+  }
+  return errorResponse(404, ['not found'])
+}
+
+/** h3's own errors (bad URL encoding, no route) keep their status; anything else is a logged 500. */
+function errorAnswer(context: AppContext, error: HTTPError, event: H3Event): Response {
+  if (!error.unhandled && error.status >= 400 && error.status < 500) {
+    if (error.status === 404) return notFound(context, event)
+    return errorResponse(error.status, [error.status === 400 ? 'bad request' : 'request rejected'])
+  }
+  const cause = error.cause instanceof Error ? error.cause : error
+  context.log(`error ${event.req.method} ${event.url.pathname}: ${cause.name}: ${cause.message}`, true)
+  return errorResponse(500, ['internal error'])
+}
+
+function requestLine(event: H3Event, response: Response): string {
+  const started = (event.context as Record<symbol, number | undefined>)[STARTED]
+  const ms = started === undefined ? 0 : performance.now() - started
+  const runId = response.headers.get('x-run-id')
+  // The path only: query strings can carry secrets, and headers and bodies are never logged.
+  return `${event.req.method} ${event.url.pathname} ${response.status} ${ms.toFixed(1)}ms${runId ? ` run ${runId}` : ''}`
+}

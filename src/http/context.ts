@@ -1,0 +1,30 @@
+// What every route handler shares: the workspace, the options of createApp and the counters.
+import type { RejectionCounter } from './rejections.js'
+import type { RateLimiter } from './rate-limit.js'
+import type { UsersCache } from './sign-in.js'
+import type { Workspace } from './workspace.js'
+import type { ClientOptions } from './client.js'
+
+export interface AppOptions extends ClientOptions {
+  trustProxy: boolean
+  /** No request log. */
+  quiet: boolean
+  /** The users file of the workspace (signed-in readers of /api/openapi, /api/runs, /status). */
+  usersFile: string
+  /** Where request log lines and unexpected errors go (default: standard error). */
+  log?: (line: string) => void
+  /** The tick secret (env CRON_SECRET); unset = every tick request is rejected. */
+  cronSecret?: string
+  /** Aborted when the server shuts down: runs still going are cancelled. */
+  signal?: AbortSignal
+}
+
+export interface AppContext {
+  workspace: Workspace
+  options: AppOptions
+  rateLimiter: RateLimiter
+  rejections: RejectionCounter
+  users: UsersCache
+  /** Logs a line unless quiet (unexpected errors are logged even when quiet). */
+  log: (line: string, always?: boolean) => void
+}

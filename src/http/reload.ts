@@ -1,0 +1,147 @@
+// Reloading on change: one chokidar watcher per project on its folder, filtered by a function (no
+// glob strings since chokidar 4) to flowctl.yaml, the dotenv file and the flow files. Changes are
+// batched for ~30 ms, then `reloadProject` builds a new Project that the workspace swaps in; a flow
+// file with problems keeps its last good version (the loader does that) and its problems are logged.
+import { extname, join, relative, resolve, sep } from 'node:path'
+import type { FSWatcher } from 'chokidar'
+import { formatProblem, isFlowctlError } from '../errors.js'
+import type { Project } from '../project/model.js'
+import type { Workspace } from './workspace.js'
+
+const FLOW_EXTENSIONS = new Set(['.yaml', '.yml', '.json'])
+
+export interface WatchOptions {
+  log: (line: string) => void
+  debounceMs?: number
+  /** Called after every reload attempt (tests wait on it). */
+  onReload?: (projectDir: string) => void
+}
+
+export interface ProjectWatchers {
+  close(): Promise<void>
+}
+
+interface WatchedPaths {
+  dir: string
+  settingsFile: string
+  secretsFile: string
+  flowsDir: string
+}
+
+function watchedPaths(project: Project): WatchedPaths {
+  const dir = resolve(project.dir)
+  return {
+    dir,
+    settingsFile: join(dir, 'flowctl.yaml'),
+    secretsFile: resolve(dir, project.settings.secrets),
+    flowsDir: resolve(dir, project.settings.flows),
+  }
+}
+
+function isInside(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(folder + sep)
+}
+
+/** Files whose change means a reload. */
+export function isWatchedFile(paths: WatchedPaths, file: string): boolean {
+  if (file === paths.settingsFile || file === paths.secretsFile) return true
+  return isInside(file, paths.flowsDir) && file !== paths.flowsDir && FLOW_EXTENSIONS.has(extname(file).toLowerCase())
+}
+
+/** chokidar's `ignored`: keep the folders on the way to the watched files, and those files. */
+function ignoredBy(paths: WatchedPaths) {
+  return (path: string, stats?: { isDirectory(): boolean }): boolean => {
+    const full = resolve(path)
+    if (full === paths.dir || isInside(paths.flowsDir, full)) return false // the project folder and folders down to flows/
+    if (isInside(full, paths.flowsDir)) return stats ? !stats.isDirectory() && !isWatchedFile(paths, full) : false
+    return !isWatchedFile(paths, full)
+  }
+}
+
+class ProjectWatcher {
+  #watcher: FSWatcher | null = null
+  #paths: WatchedPaths
+  #pending = new Set<string>()
+  #timer: NodeJS.Timeout | null = null
+  #running: Promise<void> = Promise.resolve()
+  #closed = false
+
+  constructor(
+    private project: Project,
+    private readonly workspace: Workspace,
+    private readonly options: WatchOptions,
+  ) {
+    this.#paths = watchedPaths(project)
+  }
+
+  async start(): Promise<void> {
+    const { watch } = await import('chokidar')
+    const watcher = watch(this.#paths.dir, {
+      ignoreInitial: true,
+      awaitWriteFinish: false,
+      ignored: ignoredBy(this.#paths),
+    })
+    const onChange = (path: string) => this.#changed(resolve(path))
+    watcher.on('add', onChange).on('change', onChange).on('unlink', onChange)
+    watcher.on('error', (error) => this.options.log(`watch error in ${this.#paths.dir}: ${error instanceof Error ? error.message : String(error)}`))
+    await new Promise<void>((ready) => watcher.once('ready', () => ready()))
+    this.#watcher = watcher
+  }
+
+  #changed(file: string): void {
+    if (this.#closed || !isWatchedFile(this.#paths, file)) return
+    this.#pending.add(file)
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = setTimeout(() => {
+      this.#timer = null
+      // Reloads of one project run one after another; changes during a reload wait for the next.
+      this.#running = this.#running.then(() => this.#reload())
+    }, this.options.debounceMs ?? 30)
+  }
+
+  async #reload(): Promise<void> {
+    if (this.#closed || this.#pending.size === 0) return
+    const changed = [...this.#pending]
+    this.#pending.clear()
+    const previous = this.project
+    const files = changed.map((file) => relative(previous.dir, file) || file)
+    try {
+      const { reloadProject } = await import('../project/load.js')
+      const next = await reloadProject(previous, changed)
+      if (this.#closed) return
+      this.workspace.replace(next)
+      this.project = next
+      const problems = next.problems.filter((problem) => files.includes(problem.file))
+      if (problems.length) for (const problem of problems) this.options.log(`${next.settings.projectId}: ${formatProblem(problem)}`)
+      else this.options.log(`reloaded ${files.join(', ')}`)
+      const paths = watchedPaths(next)
+      if (paths.flowsDir !== this.#paths.flowsDir || paths.secretsFile !== this.#paths.secretsFile) await this.#rewatch(paths)
+    } catch (error) {
+      // A broken flowctl.yaml keeps the whole previous project serving.
+      if (isFlowctlError(error) && error.problems.length) for (const problem of error.problems) this.options.log(formatProblem(problem))
+      else this.options.log(`reload of ${files.join(', ')} failed: ${error instanceof Error ? error.message : String(error)}`)
+    } finally {
+      this.options.onReload?.(previous.dir)
+    }
+  }
+
+  async #rewatch(paths: WatchedPaths): Promise<void> {
+    await this.#watcher?.close()
+    this.#paths = paths
+    await this.start()
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    if (this.#timer) clearTimeout(this.#timer)
+    await this.#running.catch(() => {})
+    await this.#watcher?.close()
+  }
+}
+
+/** Starts watching every project of the workspace; resolves once the watchers are ready. */
+export async function watchProjects(workspace: Workspace, options: WatchOptions): Promise<ProjectWatchers> {
+  const watchers = workspace.list().map((entry) => new ProjectWatcher(entry.project, workspace, options))
+  await Promise.all(watchers.map((watcher) => watcher.start()))
+  return { close: async () => void (await Promise.all(watchers.map((watcher) => watcher.close()))) }
+}

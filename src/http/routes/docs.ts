@@ -1,0 +1,107 @@
+// `/docs/<projectId>`: Swagger UI served offline from swagger-ui-dist (`/docs/assets/<file>`, a fixed
+// list of files, so no path from the request ever reaches the file system). The page asks for a
+// user token, keeps it in sessionStorage and loads `/api/openapi/<projectId>` with it.
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { getRouterParam, type H3Event } from 'h3'
+import type { AppContext } from '../context.js'
+import { html, SafeHtml } from '../html.js'
+import { errorResponse, htmlResponse } from '../respond.js'
+
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'swagger-ui-standalone-preset.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+  'favicon-16x16.png': 'image/png',
+}
+
+let assetDir: string | undefined
+function swaggerDir(): string {
+  if (!assetDir) {
+    const require = createRequire(import.meta.url)
+    const getAbsoluteFSPath = require('swagger-ui-dist/absolute-path.js') as () => string
+    assetDir = getAbsoluteFSPath()
+  }
+  return assetDir
+}
+
+const assetCache = new Map<string, Buffer>()
+
+export function docsAssetHandler() {
+  return async (event: H3Event): Promise<Response> => {
+    const name = getRouterParam(event, 'file') ?? ''
+    const type = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
+    if (!type) return errorResponse(404, ['not found'])
+    let content = assetCache.get(name)
+    if (!content) {
+      content = await readFile(join(swaggerDir(), name))
+      assetCache.set(name, content)
+    }
+    return new Response(new Uint8Array(content), {
+      status: 200,
+      headers: { 'content-type': type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' },
+    })
+  }
+}
+
+/** The browser side: ask for a token once per tab, fetch the document with it, start Swagger UI. */
+const PAGE_SCRIPT = `
+(function () {
+  var projectId = document.body.getAttribute('data-project');
+  var key = 'flowctl-token';
+  var status = document.getElementById('token-status');
+  function load() {
+    var token = sessionStorage.getItem(key);
+    if (!token) {
+      token = window.prompt('User token for project ' + projectId + ' (from "flowctl users add"):') || '';
+      if (token) sessionStorage.setItem(key, token);
+    }
+    fetch('/api/openapi/' + encodeURIComponent(projectId), { headers: token ? { Authorization: 'Bearer ' + token } : {} })
+      .then(function (res) {
+        if (!res.ok) {
+          if (res.status === 401) sessionStorage.removeItem(key);
+          status.textContent = 'Could not load the API document (HTTP ' + res.status + '). ';
+          return null;
+        }
+        status.textContent = '';
+        return res.json();
+      })
+      .then(function (spec) {
+        if (!spec) return;
+        window.SwaggerUIBundle({ spec: spec, dom_id: '#swagger-ui', deepLinking: true,
+          presets: [window.SwaggerUIBundle.presets.apis, window.SwaggerUIStandalonePreset], layout: 'BaseLayout' });
+      })
+      .catch(function () { status.textContent = 'Could not load the API document. '; });
+  }
+  document.getElementById('sign-out').addEventListener('click', function () { sessionStorage.removeItem(key); load(); });
+  load();
+})();
+`
+
+// A constant written here, not user input: it is inserted as it is.
+const PAGE_SCRIPT_HTML = new SafeHtml(PAGE_SCRIPT)
+
+export function docsPageHandler(context: AppContext) {
+  return (event: H3Event): Response => {
+    const projectId = getRouterParam(event, 'projectId') ?? ''
+    const entry = context.workspace.get(projectId)
+    if (!entry) return errorResponse(404, ['project not found'])
+    const page = html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${entry.project.settings.name} — API reference</title>
+<link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+<style>body{margin:0;font-family:system-ui,sans-serif}#bar{padding:8px 16px;background:#1d232a;color:#fff;font-size:14px}
+#bar button{margin-left:8px}</style></head>
+<body data-project="${projectId}">
+<div id="bar"><span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
+<div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
+<script>${PAGE_SCRIPT_HTML}</script>
+</body></html>`
+    return htmlResponse(200, page.value, { 'cache-control': 'no-store' })
+  }
+}

@@ -1,0 +1,46 @@
+// `/api/run/<projectId>/<slug>[/{param}...]` split into its segments. Each segment is decoded on
+// its own after splitting, so an encoded `/` or `..` stays inside one segment's value and can never
+// create a new segment or reach another route.
+
+export const RUN_PREFIX = '/api/run/'
+
+export interface RunPath {
+  projectId: string
+  slug: string
+  /** Decoded values of the segments after the slug. */
+  params: string[]
+}
+
+/** The parsed run path, or null for any malformed shape (empty segments, bad escapes). */
+export function parseRunPath(pathname: string): RunPath | null {
+  if (!pathname.startsWith(RUN_PREFIX)) return null
+  const raw = pathname.slice(RUN_PREFIX.length).split('/')
+  if (raw.length < 2 || raw.some((segment) => segment === '')) return null
+  const segments: string[] = []
+  for (const segment of raw) {
+    try {
+      segments.push(decodeURIComponent(segment))
+    } catch {
+      return null
+    }
+  }
+  const [projectId, slug, ...params] = segments as [string, string, ...string[]]
+  return { projectId, slug, params }
+}
+
+/** Query parameters as the engine takes them: repeated names become arrays; `_trace` is ours. */
+export function queryRecord(search: URLSearchParams): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {}
+  for (const [name, value] of search) {
+    if (name === '_trace' || isDangerousKey(name)) continue
+    const previous = query[name]
+    if (previous === undefined) query[name] = value
+    else query[name] = Array.isArray(previous) ? [...previous, value] : [previous, value]
+  }
+  return query
+}
+
+/** Keys that would reach Object.prototype when assigned on a plain object. */
+export function isDangerousKey(name: string): boolean {
+  return name === '__proto__' || name === 'constructor' || name === 'prototype'
+}

@@ -1,0 +1,139 @@
+// The data behind /status and /api/status. Full details go to loopback clients (every project) and
+// to signed-in users (their projects only); everyone else gets overall health and the heartbeat.
+import { formatProblem } from '../errors.js'
+import { runPath } from '../openapi/generate.js'
+import type { Project } from '../project/model.js'
+import { listSchedules, type ScheduleListing } from '../schedule/due-index.js'
+import type { RunRecord, Store } from '../store/types.js'
+import type { AppContext } from './context.js'
+import { describeStoreError } from './workspace.js'
+
+export const HEARTBEAT_STALE_MS = 2 * 60_000
+const RECENT_RUNS = 10
+
+export interface HeartbeatView {
+  at: string | null
+  stale: boolean
+}
+
+export interface FlowView {
+  slug: string
+  name: string
+  file: string
+  /** Upper-case method and run path; null for flows without a Start node. */
+  method: string | null
+  path: string | null
+}
+
+export interface ProjectStatus {
+  projectId: string
+  name: string
+  ok: boolean
+  store: { kind: string | null; ok: boolean; error: string | null }
+  heartbeat: HeartbeatView
+  flows: FlowView[]
+  problems: string[]
+  rejected: Record<string, number>
+  schedules: ScheduleListing[]
+  recentRuns: RunRecord[]
+  recentFailures: RunRecord[]
+}
+
+export interface StatusView {
+  ok: boolean
+  heartbeat: HeartbeatView
+  /** Present only for a viewer allowed to see details. */
+  projects?: ProjectStatus[]
+  /** Rejected requests that named no known project (loopback viewers only). */
+  rejectedUnknownProject?: Record<string, number>
+}
+
+/** Who is looking: every project (loopback), some projects (a signed-in user), or none. */
+export type Viewer = { kind: 'all' } | { kind: 'projects'; projectIds: Set<string> } | { kind: 'public' }
+
+export async function buildStatus(context: AppContext, viewer: Viewer, now: Date = new Date()): Promise<StatusView> {
+  const entries = context.workspace.list()
+  const heartbeats = await Promise.all(
+    entries.map(async (entry) => {
+      const projectId = entry.project.settings.projectId
+      const store = await context.workspace.storeFor(projectId)
+      return { projectId, store, heartbeat: store ? await heartbeatOf(store, projectId, now) : { at: null, stale: true } }
+    }),
+  )
+  const latest = heartbeats.map((h) => h.heartbeat.at).filter((at): at is string => at !== null).sort().at(-1) ?? null
+  const storesOk = heartbeats.every((h) => h.store !== null)
+  const view: StatusView = { ok: storesOk, heartbeat: heartbeatView(latest, now) }
+  if (viewer.kind === 'public') return view
+
+  const visible = heartbeats.filter((h) => viewer.kind === 'all' || viewer.projectIds.has(h.projectId))
+  view.projects = await Promise.all(
+    visible.map(async ({ projectId, store, heartbeat }) => {
+      const entry = context.workspace.get(projectId)!
+      return projectStatus(context, entry.project, store, entry.storeError, heartbeat, now)
+    }),
+  )
+  if (viewer.kind === 'all') view.rejectedUnknownProject = context.rejections.forProject(null)
+  return view
+}
+
+async function projectStatus(
+  context: AppContext,
+  project: Project,
+  store: Store | null,
+  storeError: string | null,
+  heartbeat: HeartbeatView,
+  now: Date,
+): Promise<ProjectStatus> {
+  const projectId = project.settings.projectId
+  let recentRuns: RunRecord[] = []
+  let recentFailures: RunRecord[] = []
+  let error = store ? null : storeError
+  if (store) {
+    try {
+      ;[recentRuns, recentFailures] = await Promise.all([
+        store.listRuns({ projectId, limit: RECENT_RUNS }),
+        store.listRuns({ projectId, status: 'error', limit: RECENT_RUNS }),
+      ])
+    } catch (failure) {
+      error = describeStoreError(failure, project)
+    }
+  }
+  const flows: FlowView[] = [...project.flows.values()]
+    .map((flow) => ({
+      slug: flow.slug,
+      name: flow.name,
+      file: flow.file,
+      method: flow.start ? flow.start.method.toUpperCase() : null,
+      path: flow.start ? runPath(projectId, flow, flow.start) : null,
+    }))
+    .sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
+  const problems = project.problems.map(formatProblem)
+  return {
+    projectId,
+    name: project.settings.name,
+    ok: error === null && !project.problems.some((p) => p.severity === 'error'),
+    store: { kind: store?.kind ?? null, ok: error === null, error },
+    heartbeat,
+    flows,
+    problems,
+    rejected: context.rejections.forProject(projectId),
+    schedules: listSchedules(project, now),
+    recentRuns,
+    recentFailures,
+  }
+}
+
+async function heartbeatOf(store: Store, projectId: string, now: Date): Promise<HeartbeatView> {
+  try {
+    const heartbeat = await store.getHeartbeat(projectId)
+    return heartbeatView(heartbeat?.at ?? null, now)
+  } catch {
+    return { at: null, stale: true }
+  }
+}
+
+export function heartbeatView(at: string | null, now: Date): HeartbeatView {
+  if (at === null) return { at: null, stale: true }
+  const time = Date.parse(at)
+  return { at, stale: Number.isNaN(time) || now.getTime() - time > HEARTBEAT_STALE_MS }
+}

@@ -1,0 +1,43 @@
+// Tells a failed history write apart from any other error thrown out of runFlow: the store handed
+// to the engine wraps `recordRun`, so a store outage becomes a 503 instead of a 500.
+import type { Store } from '../store/types.js'
+
+export class StoreWriteError extends Error {
+  constructor(cause: unknown) {
+    super('store unavailable', { cause })
+    this.name = 'StoreWriteError'
+  }
+}
+
+const guarded = new WeakMap<Store, Store>()
+
+/** The same store, except that a throwing `recordRun` throws StoreWriteError. */
+export function guardStore(store: Store): Store {
+  let proxy = guarded.get(store)
+  if (proxy) return proxy
+  const recordRun: Store['recordRun'] = async (run, cap) => {
+    try {
+      await store.recordRun(run, cap)
+    } catch (error) {
+      throw new StoreWriteError(error)
+    }
+  }
+  proxy = new Proxy(store, {
+    get(target, property) {
+      if (property === 'recordRun') return recordRun
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  guarded.set(store, proxy)
+  return proxy
+}
+
+/** True when `error` (or one of its causes) is a failed history write. */
+export function isStoreWriteError(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof StoreWriteError) return true
+    if ((e as { code?: unknown }).code === 'STORE_UNAVAILABLE') return true
+  }
+  return false
+}

@@ -1,0 +1,18 @@
+// One scheduler tick over every project of the workspace (the tick route and `serve --cron`).
+import { runTick, type TickSummary } from '../schedule/tick.js'
+import type { Project } from '../project/model.js'
+import type { Store } from '../store/types.js'
+import type { Workspace } from './workspace.js'
+
+/** Runs the tick for every project whose store is open; a project without one makes `ok` false. */
+export async function tickWorkspace(workspace: Workspace, at: Date, log?: (line: string) => void): Promise<TickSummary> {
+  const targets: { project: Project; store: Store }[] = []
+  let unavailable = 0
+  for (const entry of workspace.list()) {
+    const store = await workspace.storeFor(entry.project.settings.projectId)
+    if (store) targets.push({ project: entry.project, store })
+    else unavailable++
+  }
+  const summary = await runTick({ targets, at, index: workspace.dueIndex, log })
+  return unavailable > 0 ? { ...summary, ok: false } : summary
+}

@@ -1,0 +1,115 @@
+// The project's OpenAPI 3.0.3 document: a pure function of the loaded project, with a stable key
+// order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
+import type { Flow, JsonSchema, Project, StartInfo } from '../project/model.js'
+import { buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
+import { toOpenApiSchema } from './schema-convert.js'
+import { SecuritySchemes } from './security.js'
+import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './types.js'
+
+export type { OpenApiDocument } from './types.js'
+
+export interface GenerateOptions {
+  /** `servers[0].url`: the origin the request came to, or `--server-url`. */
+  serverUrl: string
+}
+
+interface Callable {
+  path: string
+  flow: Flow
+  start: StartInfo
+}
+
+/** The run path of a flow, with one `{param}` segment per path input. */
+export function runPath(projectId: string, flow: Flow, start: StartInfo): string {
+  return [`/api/run/${projectId}/${flow.slug}`, ...start.pathParams.map((name) => `{${name}}`)].join('/')
+}
+
+export function generateOpenApi(project: Project, options: GenerateOptions): OpenApiDocument {
+  const { projectId, name } = project.settings
+  const callables: Callable[] = []
+  for (const flow of project.flows.values()) {
+    if (flow.start) callables.push({ path: runPath(projectId, flow, flow.start), flow, start: flow.start })
+  }
+  // Plain code-unit order: the same on every machine, whatever the locale.
+  callables.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+
+  const security = new SecuritySchemes()
+  const operationIds = new Set<string>()
+  const paths: Record<string, OpenApiPathItem> = {}
+  for (const { path, flow, start } of callables) {
+    const parameters = buildParameters(start)
+    const body = start.method !== 'get' ? start.inputs.body : undefined
+    const operation: OpenApiOperation = {
+      summary: start.node.name,
+      ...(flow.description ? { description: flow.description } : {}),
+      operationId: uniqueOperationId(`${start.node.id}_${start.method}`, flow.slug, operationIds),
+      tags: [name],
+      ...(start.auth ? { security: [{ [security.nameFor(start.auth)]: [] }] } : {}),
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: toOpenApiSchema(body) } } } } : {}),
+      responses: buildResponses(flow, start.node, start.auth !== null),
+    }
+    paths[path] = { [start.method]: operation }
+  }
+
+  const securitySchemes = security.toComponents()
+  const components: NonNullable<OpenApiDocument['components']> = {}
+  if (callables.length > 0) {
+    // Copies: the document is handed out, and some tools mutate what they are given.
+    components.schemas = { [ERROR_SCHEMA_NAME]: structuredClone(ERROR_SCHEMA), [RUN_FAILED_SCHEMA_NAME]: structuredClone(RUN_FAILED_SCHEMA) }
+  }
+  if (securitySchemes) components.securitySchemes = securitySchemes
+
+  return {
+    openapi: '3.0.3',
+    info: { title: name, version: '1.0.0' },
+    servers: [{ url: options.serverUrl.replace(/\/+$/, '') || '/' }],
+    tags: [{ name }],
+    paths,
+    ...(Object.keys(components).length > 0 ? { components } : {}),
+  }
+}
+
+/**
+ * SPEC form `<startNodeId>_<method>`. Most flows name their Start node `start`, so ids collide
+ * across flows: the first operation in path order keeps the SPEC form, later ones get `_<slug>`
+ * (and a number in the unlikely case that is taken too), as operationIds must be unique.
+ */
+function uniqueOperationId(base: string, slug: string, taken: Set<string>): string {
+  let id = base
+  if (taken.has(id)) id = `${base}_${slug}`
+  for (let n = 2; taken.has(id); n++) id = `${base}_${slug}_${n}`
+  taken.add(id)
+  return id
+}
+
+function buildParameters(start: StartInfo): OpenApiParameter[] {
+  const { path, query, headers } = start.inputs
+  const pathProperties = propertiesOf(path)
+  return [
+    ...start.pathParams.map((name) => parameter(name, 'path', pathProperties[name], true)),
+    ...objectParameters(query, 'query'),
+    ...objectParameters(headers, 'header'),
+  ]
+}
+
+function objectParameters(schema: JsonSchema | undefined, location: 'query' | 'header'): OpenApiParameter[] {
+  const required = new Set(Array.isArray(schema?.required) ? schema.required : [])
+  return Object.entries(propertiesOf(schema)).map(([name, property]) => parameter(name, location, property, required.has(name)))
+}
+
+function parameter(name: string, location: OpenApiParameter['in'], property: unknown, required: boolean): OpenApiParameter {
+  const schema = property && typeof property === 'object' && !Array.isArray(property) ? toOpenApiSchema(property as JsonSchema) : {}
+  return {
+    name,
+    in: location,
+    ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
+    required,
+    schema,
+  }
+}
+
+function propertiesOf(schema: JsonSchema | undefined): Record<string, unknown> {
+  const properties = schema?.properties
+  return properties && typeof properties === 'object' && !Array.isArray(properties) ? (properties as Record<string, unknown>) : {}
+}

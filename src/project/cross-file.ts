@@ -1,0 +1,53 @@
+// Checks that need every flow file: one slug per flow, and the flows named by notification rules.
+import type { FlowFileResult } from './flow-file.js'
+import type { Position, Problem } from './model.js'
+import type { SettingsResult } from './settings.js'
+import { positionAt, type SourcePath, type YamlSource } from './yaml-source.js'
+
+function problemAt(file: string, source: YamlSource | null, path: SourcePath, message: string, severity: Problem['severity']): Problem {
+  const pos: Position = source ? positionAt(source, path) : { line: 1, column: 1 }
+  return { file, ...pos, message, severity }
+}
+
+export function crossFileProblems(
+  settings: SettingsResult,
+  results: FlowFileResult[],
+  flowsFolderMissing: boolean,
+): { problems: Problem[]; failedFiles: Set<string> } {
+  const problems: Problem[] = []
+  const failedFiles = new Set<string>()
+
+  const bySlug = new Map<string, FlowFileResult[]>()
+  for (const result of results) if (result.slug !== null) bySlug.set(result.slug, [...(bySlug.get(result.slug) ?? []), result])
+  for (const [slug, same] of bySlug) {
+    if (same.length < 2) continue
+    const files = same.map((r) => r.file).join(' and ')
+    for (const result of same) {
+      failedFiles.add(result.file)
+      const message = `the flow slug "${slug}" is used by both ${files}; give each flow its own name`
+      problems.push(problemAt(result.file, result.collector.source, result.slugAt, message, 'error'))
+    }
+  }
+
+  const { source } = settings
+  if (flowsFolderMissing) {
+    const folder = settings.settings.flows
+    const at = (source?.data as { flows?: unknown } | null)?.flows === undefined ? [] : ['flows']
+    problems.push(problemAt('flowctl.yaml', source, at, `the flows folder "${folder}" does not exist; the project has no flows`, 'warning'))
+  }
+
+  const known = new Set(bySlug.keys())
+  const { alerts, digests } = settings.settings.notify
+  for (const [list, rules] of [['alerts', alerts], ['digests', digests]] as const) {
+    rules.forEach((rule, index) => {
+      const written = (source?.data as { notify?: Record<string, { flows?: unknown }[]> } | null)?.notify?.[list]?.[index]?.flows
+      rule.flows.forEach((slug, item) => {
+        if (slug === '*' || known.has(slug)) return
+        const at = Array.isArray(written) ? ['notify', list, index, 'flows', item] : ['notify', list, index, 'flows']
+        const message = `notify.${list}: there is no flow with the slug "${slug}"${known.size ? ` (flows: ${[...known].join(', ')})` : ''}`
+        problems.push(problemAt('flowctl.yaml', source, at, message, 'warning'))
+      })
+    })
+  }
+  return { problems, failedFiles }
+}

@@ -1,0 +1,86 @@
+// One flow file → a Flow, with every problem of the file. Cross-file checks (slugs) come later.
+import { createHash } from 'node:crypto'
+import { basename, extname } from 'node:path'
+import { checkGraph } from './check-graph.js'
+import { findStart, readSchedule, readStartInfo } from './check-start.js'
+import { checkTemplates } from './check-templates.js'
+import { shapeValidator } from './ajv.js'
+import type { Flow, FlowNode, Problem, Secrets } from './model.js'
+import { readNodeEntries } from './node-entries.js'
+import { describeSchemaErrors } from './schema-messages.js'
+import { FLOW_FILE_SCHEMA } from './shapes.js'
+import { slugify } from './slug.js'
+import { parseYamlSource, ProblemCollector, type SourcePath } from './yaml-source.js'
+
+export const FLOW_FILE_EXTENSIONS = ['.yaml', '.yml', '.json']
+
+export interface FlowFileContext {
+  timezone: string
+  secrets: Secrets
+  secretsFile: string
+}
+
+export interface FlowFileResult {
+  /** Path relative to the project folder. */
+  file: string
+  /** sha1 of the text: the flow's version. */
+  version: string
+  /** The flow's slug, when its name gives one (set even when the file has errors). */
+  slug: string | null
+  /** Where slug problems point: the `name` value, or the top of the file. */
+  slugAt: SourcePath
+  /** Problems of this file alone. */
+  problems: Problem[]
+  /** The flow, when the file has no error of its own. */
+  flow: Flow | null
+  /** Positions resolver for later (cross-file) problems. */
+  collector: ProblemCollector
+}
+
+export function checkFlowFile(file: string, text: string, context: FlowFileContext): FlowFileResult {
+  const version = createHash('sha1').update(text).digest('hex')
+  const source = parseYamlSource(text)
+  const collector = new ProblemCollector(file, source)
+  const result = (slug: string | null, slugAt: SourcePath, flow: Flow | null): FlowFileResult => ({
+    file, version, slug, slugAt, problems: collector.problems, flow: collector.hasErrors ? null : flow, collector,
+  })
+  for (const { pos, message } of source.syntaxErrors) collector.at(pos, message)
+  if (source.syntaxErrors.length > 0) return result(null, [], null)
+
+  const data = source.data
+  const validate = shapeValidator(FLOW_FILE_SCHEMA)
+  if (!validate(data ?? {})) {
+    for (const issue of describeSchemaErrors(validate.errors ?? [], data ?? {}, { rootName: 'a flow file' })) {
+      collector.error(issue.path, issue.message, { key: issue.key })
+    }
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return result(null, [], null)
+  const raw = data as Record<string, unknown>
+
+  const name = typeof raw.name === 'string' && raw.name !== '' ? raw.name : basename(file, extname(file))
+  const slugAt = typeof raw.name === 'string' ? ['name'] : []
+  const slug = slugify(name)
+  if (slug === '') collector.error(slugAt, `the flow name "${name}" gives an empty slug (the flow's name in URLs); use some letters or digits`)
+
+  const entries = readNodeEntries(raw.nodes, collector)
+  // A missing or empty node list is already reported by the file shape.
+  const startEntry = Array.isArray(raw.nodes) && raw.nodes.length > 0 ? findStart(entries, collector) : null
+  const start = startEntry ? readStartInfo(startEntry, collector) : null
+  const graph = checkGraph(entries, startEntry?.node.id ?? null, collector)
+  checkTemplates({ entries, graph, secrets: context.secrets, secretsFile: context.secretsFile }, collector)
+  const schedule = readSchedule(raw.schedule, start, context.timezone, collector)
+
+  const nodes = entries.map((e) => e.node)
+  const flow: Flow = {
+    slug,
+    name,
+    ...(typeof raw.description === 'string' ? { description: raw.description } : {}),
+    file,
+    version,
+    nodes,
+    nodesById: new Map<string, FlowNode>(nodes.map((n) => [n.id, n])),
+    start,
+    schedule,
+  }
+  return result(slug === '' ? null : slug, slugAt, flow)
+}

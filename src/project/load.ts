@@ -1,0 +1,128 @@
+// Loading a project: flowctl.yaml, the secrets, every flow file, then the checks across files.
+// Reloading re-reads only the files that changed and keeps the last good version of a flow whose
+// file became invalid (serve goes on serving it).
+import { readdir, readFile } from 'node:fs/promises'
+import { dirname, extname, join, relative, resolve, sep } from 'node:path'
+import { FlowctlError } from '../errors.js'
+import { checkFlowFile, FLOW_FILE_EXTENSIONS, type FlowFileResult } from './flow-file.js'
+import type { Flow, Problem, Project, Secrets } from './model.js'
+import { crossFileProblems } from './cross-file.js'
+import { loadSecrets } from './secrets.js'
+import { PROJECT_FILE, readProjectSettings, type SettingsResult } from './settings.js'
+import { sortProblems } from './yaml-source.js'
+
+interface LoadState {
+  env: NodeJS.ProcessEnv
+  settings: SettingsResult
+  secrets: Secrets
+  files: Map<string, FlowFileResult>
+}
+
+/** What a Project was built from, so a reload can reuse the unchanged files. */
+const loadStates = new WeakMap<Project, LoadState>()
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv
+}
+
+/** The project and whether flowctl.yaml has errors; never throws for problems in files. */
+export async function readProject(dir: string, options: LoadOptions = {}, keep?: Project): Promise<{ project: Project; settingsInvalid: boolean }> {
+  const root = resolve(dir)
+  const env = options.env ?? process.env
+  const settings = await readProjectSettings(root)
+  const secrets = await loadSecrets(join(root, settings.settings.secrets), env)
+  const files = new Map<string, FlowFileResult>()
+  const listed = await listFlowFiles(root, settings)
+  for (const file of listed ?? []) {
+    const result = await readFlowFile(root, file, settings, secrets)
+    if (result) files.set(file, result)
+  }
+  const project = assemble(root, { env, settings, secrets, files }, keep, listed === null)
+  return { project, settingsInvalid: settings.collector.hasErrors }
+}
+
+function throwIfInvalid(project: Project, settingsInvalid: boolean): Project {
+  if (!settingsInvalid) return project
+  const count = project.problems.filter((p) => p.file === PROJECT_FILE && p.severity === 'error').length
+  throw new FlowctlError('PROJECT_INVALID', `${PROJECT_FILE} has ${count} problem${count === 1 ? '' : 's'}`, { problems: project.problems })
+}
+
+export async function loadProject(dir: string, options: LoadOptions = {}): Promise<Project> {
+  const { project, settingsInvalid } = await readProject(dir, options)
+  return throwIfInvalid(project, settingsInvalid)
+}
+
+/**
+ * A new Project after the files in `changedPaths` (absolute; changed, added or deleted) changed.
+ * flowctl.yaml or the dotenv file changing reloads everything. Throws PROJECT_INVALID when
+ * flowctl.yaml became invalid (the caller keeps `previous`).
+ */
+export async function reloadProject(previous: Project, changedPaths: string[]): Promise<Project> {
+  const state = loadStates.get(previous)
+  const dir = previous.dir
+  const flowsDir = resolve(dir, previous.settings.flows)
+  const everything = [resolve(dir, PROJECT_FILE), resolve(dir, previous.settings.secrets), flowsDir]
+  const changed = changedPaths.map((p) => resolve(dir, p))
+  if (!state || changed.some((p) => everything.includes(p))) {
+    const { project, settingsInvalid } = await readProject(dir, { env: state?.env }, previous)
+    return throwIfInvalid(project, settingsInvalid)
+  }
+  const files = new Map(state.files)
+  for (const path of changed) {
+    if (dirname(path) !== flowsDir || !FLOW_FILE_EXTENSIONS.includes(extname(path).toLowerCase())) continue
+    const file = relative(dir, path).split(sep).join('/')
+    const result = await readFlowFile(dir, file, state.settings, state.secrets)
+    if (result) files.set(file, result)
+    else files.delete(file)
+  }
+  return assemble(dir, { ...state, files }, previous, false)
+}
+
+/** Flow files directly in the flows folder, sorted; null when the folder does not exist. */
+async function listFlowFiles(dir: string, settings: SettingsResult): Promise<string[] | null> {
+  const folder = settings.settings.flows
+  let names: string[]
+  try {
+    const entries = await readdir(resolve(dir, folder), { withFileTypes: true })
+    names = entries.filter((e) => e.isFile() && FLOW_FILE_EXTENSIONS.includes(extname(e.name).toLowerCase())).map((e) => e.name)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null
+    throw error
+  }
+  return names.sort().map((name) => relative(dir, resolve(dir, folder, name)).split(sep).join('/'))
+}
+
+/** Reads and checks one flow file; null when it does not exist (any more). */
+async function readFlowFile(dir: string, file: string, settings: SettingsResult, secrets: Secrets): Promise<FlowFileResult | null> {
+  let text: string
+  try {
+    text = await readFile(resolve(dir, file), 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'EISDIR') return null
+    throw error
+  }
+  const { timezone, secrets: secretsFile } = settings.settings
+  return checkFlowFile(file, text, { timezone, secrets, secretsFile })
+}
+
+function assemble(dir: string, state: LoadState, keep: Project | undefined, flowsFolderMissing: boolean): Project {
+  const results = [...state.files.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+  const { problems: crossProblems, failedFiles } = crossFileProblems(state.settings, results, flowsFolderMissing)
+  const good = (result: FlowFileResult) => (result.flow && !failedFiles.has(result.file) ? result.flow : null)
+  const goodSlugs = new Set(results.map((r) => good(r)?.slug).filter((slug) => slug !== undefined))
+  // An invalid file keeps the flow it had in the previous project, unless its slug is now taken.
+  const previousByFile = new Map([...(keep?.flows.values() ?? [])].map((flow) => [flow.file, flow]))
+  const flows = new Map<string, Flow>()
+  for (const result of results) {
+    const kept = previousByFile.get(result.file)
+    const flow = good(result) ?? (kept && !goodSlugs.has(kept.slug) && !flows.has(kept.slug) ? kept : null)
+    if (flow) flows.set(flow.slug, flow)
+  }
+  const problems: Problem[] = [...state.settings.collector.problems, ...crossProblems]
+  for (const result of results) problems.push(...result.problems)
+  const project: Project = { dir, settings: state.settings.settings, flows, secrets: state.secrets, problems: sortProblems(problems) }
+  loadStates.set(project, state)
+  return project
+}

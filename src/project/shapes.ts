@@ -1,0 +1,133 @@
+// JSON Schemas of the parts of flow files and flowctl.yaml that are not node settings. They check
+// files at load time and are also published (through buildFlowSchema) for editors.
+import type { JsonSchema } from './model.js'
+
+export const CONDITION_OPERATORS = [
+  'eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith', 'in', 'exists', 'empty',
+] as const
+
+const CONDITION_REF = { $ref: '#/$defs/condition' }
+
+/** `{ left, op, right }`, `{ all: [...] }`, `{ any: [...] }` or `{ not: ... }`. Chained if/then
+ *  rather than oneOf, so a mistake is reported once, in the shape the author meant. */
+export const CONDITION_SCHEMA: JsonSchema = {
+  description: 'A condition: { left, op, right }, or { all: [...] }, { any: [...] }, { not: condition }.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    left: { description: 'A value or a {{ reference }}.' },
+    op: { enum: [...CONDITION_OPERATORS] },
+    right: { description: 'A value or a {{ reference }} (not needed for exists and empty).' },
+    all: { type: 'array', minItems: 1, items: CONDITION_REF, description: 'True when every condition is true.' },
+    any: { type: 'array', minItems: 1, items: CONDITION_REF, description: 'True when one condition is true.' },
+    not: { ...CONDITION_REF, description: 'True when the condition is false.' },
+  },
+  if: { required: ['all'] },
+  then: { maxProperties: 1 },
+  else: {
+    if: { required: ['any'] },
+    then: { maxProperties: 1 },
+    else: { if: { required: ['not'] }, then: { maxProperties: 1 }, else: { required: ['left', 'op'] } },
+  },
+}
+
+export const SCHEDULE_SCHEMA: JsonSchema = {
+  description: 'Runs the flow on a cron schedule.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['cron'],
+  properties: {
+    cron: { type: 'string', description: '5 fields (minute hour day-of-month month day-of-week) or @hourly/@daily/@weekly/@monthly/@yearly.' },
+    enabled: { type: 'boolean', default: true },
+    timezone: { type: 'string', description: "IANA timezone; default: the project's timezone." },
+    input: { type: 'object', description: 'The starting body of scheduled runs, validated like a request body.' },
+  },
+}
+
+/** The top level of a flow file; node entries are checked one by one against their kind. */
+export const FLOW_FILE_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['nodes'],
+  properties: {
+    name: { type: 'string', minLength: 1, description: "Source of the flow's slug; default: the file's base name." },
+    description: { type: 'string' },
+    schedule: SCHEDULE_SCHEMA,
+    nodes: { type: 'array', minItems: 1, items: { type: 'object' } },
+  },
+}
+
+const CHANNEL_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: { enum: ['webhook', 'file'] } },
+  allOf: [
+    {
+      if: { required: ['type'], properties: { type: { const: 'webhook' } } },
+      then: {
+        additionalProperties: false,
+        required: ['url'],
+        properties: { type: {}, url: { type: 'string', minLength: 1 }, timeoutMs: { type: 'integer', minimum: 1 } },
+      },
+    },
+    {
+      if: { required: ['type'], properties: { type: { const: 'file' } } },
+      then: { additionalProperties: false, required: ['path'], properties: { type: {}, path: { type: 'string', minLength: 1 } } },
+    },
+  ],
+}
+
+const RULE_FLOWS = {
+  type: ['array', 'string'],
+  items: { type: 'string', minLength: 1 },
+  description: '"*" or flow slugs.',
+}
+
+export const PROJECT_FILE_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['projectId', 'name'],
+  properties: {
+    projectId: { type: 'string' },
+    name: { type: 'string', minLength: 1 },
+    flows: { type: 'string', minLength: 1 },
+    timezone: { type: 'string' },
+    database: { type: 'string', minLength: 1 },
+    secrets: { type: 'string', minLength: 1 },
+    limits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        runsPerMinutePerIp: { type: 'integer', minimum: 0 },
+        runTimeoutMs: { type: 'integer', minimum: 1 },
+        bodyLimitBytes: { type: 'integer', minimum: 1 },
+        historyRuns: { type: 'integer', minimum: 1 },
+      },
+    },
+    notify: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        channels: { type: 'object', additionalProperties: CHANNEL_SCHEMA },
+        alerts: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['flows', 'channel'],
+            properties: { flows: RULE_FLOWS, channel: { type: 'string' } },
+          },
+        },
+        digests: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['flows', 'cron', 'channel'],
+            properties: { flows: RULE_FLOWS, cron: { type: 'string' }, channel: { type: 'string' }, timezone: { type: 'string' } },
+          },
+        },
+      },
+    },
+  },
+}

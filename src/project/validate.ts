@@ -1,0 +1,16 @@
+// `flowctl validate`: every problem of flowctl.yaml and of every flow file, at once.
+import { readProject } from './load.js'
+import type { Problem } from './model.js'
+
+export interface ValidationResult {
+  /** True when no problem is an error (warnings do not fail). */
+  ok: boolean
+  /** Sorted by file, line and column. */
+  problems: Problem[]
+}
+
+/** Throws FlowctlError('PROJECT_NOT_FOUND') when `dir` has no flowctl.yaml. */
+export async function validateProject(dir: string, options: { env?: NodeJS.ProcessEnv } = {}): Promise<ValidationResult> {
+  const { project } = await readProject(dir, options)
+  return { ok: !project.problems.some((p) => p.severity === 'error'), problems: project.problems }
+}

@@ -1,0 +1,156 @@
+// Alerts and digests (SPEC §8), built once per tick across every process sharing the store.
+//
+// Each rule has a cursor (an ISO time, `alert:<index>` / `digest:<index>`). A message is enqueued in
+// the same transaction that moves the cursor (`advanceCursor` is a compare-and-set), so when two
+// ticks race only the winner enqueues. Delivery is separate: messages are leased from the outbox,
+// sent, and marked delivered; a failed send is freed and leased again on the next tick.
+import type { AlertRule, DigestRule, Project } from '../project/model.js'
+import { maskSecrets } from '../project/secrets.js'
+import type { RunRecord, Store } from '../store/types.js'
+import { deliver } from './channels.js'
+import { cronMatches } from './cron.js'
+
+/** Failures listed in one alert; the total is still counted. */
+const MAX_FAILURES_LISTED = 20
+/** Latest runs listed in a digest. */
+const MAX_LATEST_RUNS = 10
+/** Longer than any webhook timeout, so a live sender keeps its lease. */
+const LEASE_MS = 120_000
+
+export interface NotifyCounts {
+  alertsChecked: number
+  alertsSent: number
+  digestsChecked: number
+  digestsSent: number
+}
+
+export interface NotifyOptions {
+  project: Project
+  store: Store
+  /** The tick's minute. */
+  minute: Date
+  /** Wall clock, for outbox leases (shared with other processes). */
+  clock: () => Date
+}
+
+/** The flows a rule covers: null for every flow (`*`). */
+function ruleFlows(flows: string[]): string[] | null {
+  return flows.includes('*') ? null : flows
+}
+
+/** Runs after `after` (newest first) of the given flows, merged across flows. */
+async function runsOf(store: Store, projectId: string, flows: string[] | null, query: { status?: 'error'; after?: string; limit: number }): Promise<RunRecord[]> {
+  if (flows === null) return store.listRuns({ projectId, ...query })
+  const lists = await Promise.all(flows.map((flow) => store.listRuns({ projectId, flow, ...query })))
+  return lists
+    .flat()
+    .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
+    .slice(0, query.limit)
+}
+
+/**
+ * One alert rule. Before its first check a rule has no cursor: it starts at the tick's minute, so
+ * failures older than the first tick are never alerted (turning alerts on does not replay history).
+ * Failures of this very tick (its scheduled runs start at or after the minute) are included.
+ */
+export async function checkAlert(options: NotifyOptions, rule: AlertRule, index: number): Promise<void> {
+  const { project, store, minute } = options
+  const projectId = project.settings.projectId
+  const key = `alert:${index}`
+  const stored = await store.getCursor(projectId, key)
+  // The first check looks back to the start of the tick's minute (runs of this tick start there).
+  const cursor = stored ?? new Date(minute.getTime() - 1).toISOString()
+  const flows = ruleFlows(rule.flows)
+  const failures = await runsOf(store, projectId, flows, { status: 'error', after: cursor, limit: MAX_FAILURES_LISTED })
+  const newest = failures[0]
+  if (!newest) {
+    if (stored === null) await store.advanceCursor(projectId, key, null, cursor, null)
+    return
+  }
+  const total = (await store.countRuns(projectId, flows, cursor)).error
+  const payload = alertPayload(project, failures, Math.max(total, failures.length))
+  await store.advanceCursor(projectId, key, stored, newest.startedAt, { channel: rule.channel, payload })
+}
+
+function alertPayload(project: Project, failures: RunRecord[], total: number): Record<string, unknown> {
+  const { projectId, name } = project.settings
+  const mask = (text: string | null) => (text === null ? null : maskSecrets(text, project.secrets))
+  const listed = failures.map((run) => ({
+    flow: run.flow,
+    runId: run.id,
+    trigger: run.trigger,
+    failedNodeId: run.failedNodeId,
+    error: mask(run.error),
+    startedAt: run.startedAt,
+  }))
+  const lines = listed.map((f) => `• ${f.flow} — run ${f.runId} failed${f.failedNodeId ? ` at node ${f.failedNodeId}` : ''}: ${f.error ?? 'unknown error'} (${f.startedAt}, ${f.trigger})`)
+  if (total > listed.length) lines.push(`…and ${total - listed.length} more`)
+  const text = `⚠️ ${name} (${projectId}): ${total} failed run${total === 1 ? '' : 's'}\n${lines.join('\n')}`
+  return { kind: 'alert', projectId, text, total, failures: listed }
+}
+
+/**
+ * One digest rule: due when its cron matches the tick's minute in its timezone. The minute is
+ * claimed so only one tick builds it. It covers the runs after the previous digest's newest run
+ * (the first digest covers all history) and moves the cursor to the newest run it saw.
+ */
+export async function checkDigest(options: NotifyOptions, rule: DigestRule, index: number): Promise<void> {
+  const { project, store, minute } = options
+  if (!cronMatches(rule.cron, rule.timezone, minute)) return
+  const projectId = project.settings.projectId
+  const key = `digest:${index}`
+  if (!(await store.claimScheduleMinute(projectId, key, minute.toISOString()))) return
+  const cursor = await store.getCursor(projectId, key)
+  const flows = ruleFlows(rule.flows)
+  const latest = await runsOf(store, projectId, flows, { ...(cursor === null ? {} : { after: cursor }), limit: MAX_LATEST_RUNS })
+  const counts = await store.countRuns(projectId, flows, cursor)
+  const next = latest[0]?.startedAt ?? cursor ?? minute.toISOString()
+  const payload = digestPayload(project, rule, minute, cursor, counts, latest)
+  await store.advanceCursor(projectId, key, cursor, next, { channel: rule.channel, payload })
+}
+
+function digestPayload(
+  project: Project,
+  rule: DigestRule,
+  minute: Date,
+  since: string | null,
+  counts: { success: number; error: number },
+  latest: RunRecord[],
+): Record<string, unknown> {
+  const { projectId, name } = project.settings
+  const total = counts.success + counts.error
+  const flowsLabel = rule.flows.includes('*') ? 'all flows' : rule.flows.join(', ')
+  const lines = latest.map((run) => `• ${run.flow} ${run.status === 'success' ? '✓' : '✗'} ${run.httpStatus ?? ''} ${run.startedAt} (run ${run.id})`.replace(/  +/g, ' '))
+  const text = [
+    `📊 ${name} (${projectId}) digest for ${flowsLabel}${since ? ` since ${since}` : ''}: ${total} run${total === 1 ? '' : 's'}, ${counts.success} succeeded, ${counts.error} failed`,
+    ...(lines.length > 0 ? ['Latest:', ...lines] : []),
+  ].join('\n')
+  const runs = latest.map((run) => ({
+    flow: run.flow,
+    runId: run.id,
+    status: run.status,
+    httpStatus: run.httpStatus,
+    startedAt: run.startedAt,
+    error: run.error === null ? null : maskSecrets(run.error, project.secrets),
+  }))
+  return { kind: 'digest', projectId, text, at: minute.toISOString(), since, flows: rule.flows, counts, latest: runs }
+}
+
+/** Leases and sends the project's pending messages; counts what was delivered, by kind. */
+export async function deliverOutbox(options: NotifyOptions): Promise<{ alertsSent: number; digestsSent: number }> {
+  const { project, store, clock } = options
+  const sent = { alertsSent: 0, digestsSent: 0 }
+  const messages = await store.leaseOutbox(project.settings.projectId, LEASE_MS, clock())
+  for (const message of messages) {
+    try {
+      await deliver(project, message)
+    } catch (error) {
+      await store.markFailed(message.id, (error as Error).message)
+      continue
+    }
+    await store.markDelivered(message.id)
+    if (message.payload.kind === 'alert') sent.alertsSent += 1
+    else if (message.payload.kind === 'digest') sent.digestsSent += 1
+  }
+  return sent
+}

@@ -1,0 +1,23 @@
+// Small helpers both stores share: ids and ISO times.
+import { randomBytes } from 'node:crypto'
+import { FlowctlError } from '../errors.js'
+
+/** A document id: 24 hex characters, like a MongoDB ObjectId in shape (not in meaning). */
+export function newDocumentId(): string {
+  return randomBytes(12).toString('hex')
+}
+
+/**
+ * The canonical ISO form (`2024-05-01T09:00:00.000Z`). Times are stored in this form so that
+ * text order is time order in SQLite and both stores give back the same string.
+ */
+export function canonicalIso(value: string, what: string): string {
+  const date = new Date(value)
+  if (Number.isNaN(date.getTime())) throw new FlowctlError('USAGE', `${what} is not a valid ISO time: "${value}"`)
+  return date.toISOString()
+}
+
+/** Outbox ids are integers in both databases; anything else names no message. */
+export function parseOutboxId(id: string): number | null {
+  return /^[1-9][0-9]{0,15}$/.test(id) ? Number(id) : null
+}

@@ -1,0 +1,41 @@
+// Picks the project's store: FLOWCTL_DATABASE_URL, else `database` in flowctl.yaml. `embedded`
+// is SQLite under .flowctl/; a postgres:// URL is PostgreSQL (pg is loaded only then).
+import { join } from 'node:path'
+import { FlowctlError } from '../errors.js'
+import type { Project } from '../project/model.js'
+import { resolveSecretText, secretNamesIn } from '../project/secrets.js'
+import type { Store } from './types.js'
+
+export type { Store } from './types.js'
+
+/** Where the embedded database of a project lives. */
+export function embeddedDatabaseFile(projectDir: string): string {
+  return join(projectDir, '.flowctl', 'flowctl.db')
+}
+
+export async function openStore(project: Project, options: { env?: NodeJS.ProcessEnv } = {}): Promise<Store> {
+  const env = options.env ?? process.env
+  const override = env.FLOWCTL_DATABASE_URL?.trim()
+  const setting = override ? override : project.settings.database.trim() || 'embedded'
+
+  if (setting === 'embedded') {
+    const { openSqliteStore } = await import('./sqlite.js')
+    return openSqliteStore(embeddedDatabaseFile(project.dir))
+  }
+  if (/^postgres(ql)?:\/\//i.test(setting)) {
+    const url = resolveSecretText(setting, project.secrets)
+    if (url === null) {
+      const missing = secretNamesIn(setting).filter((name) => !project.secrets.has(name))
+      const names = missing.join(', ')
+      throw new FlowctlError(
+        'STORE_UNAVAILABLE',
+        `the database URL uses secret${missing.length > 1 ? 's' : ''} ${names}, which ${missing.length > 1 ? 'are' : 'is'} not set`,
+      )
+    }
+    const { openPostgresStore } = await import('./postgres.js')
+    return openPostgresStore(url)
+  }
+  // Never echo the value: it may be a URL of another scheme with a password in it.
+  const source = override ? 'FLOWCTL_DATABASE_URL' : '`database` in flowctl.yaml'
+  throw new FlowctlError('USAGE', `${source} must be "embedded" or a postgres:// URL`)
+}

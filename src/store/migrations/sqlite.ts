@@ -1,0 +1,75 @@
+// SQLite schema, as an ordered list of migrations. Never edit a released migration: add a new one.
+// Times are canonical ISO text (text order = time order), except lease_until, which is epoch ms.
+
+export interface Migration {
+  version: number
+  sql: string
+}
+
+export const SQLITE_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        "trigger" TEXT NOT NULL,
+        method TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        duration_ms REAL NOT NULL,
+        status TEXT NOT NULL,
+        http_status INTEGER,
+        ports TEXT NOT NULL,
+        failed_node_id TEXT,
+        error TEXT
+      );
+      -- Ascending on purpose: scanned backwards it gives started_at DESC, rowid DESC (newest first,
+      -- ties by insertion order) without a sort step, which a DESC index cannot.
+      CREATE INDEX runs_by_project_time ON runs (project_id, started_at);
+      CREATE INDEX runs_by_project_flow_time ON runs (project_id, flow, started_at);
+
+      CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        collection TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+
+      CREATE TABLE schedule_claims (
+        project_id TEXT NOT NULL,
+        schedule_id TEXT NOT NULL,
+        minute TEXT NOT NULL,
+        claimed_at TEXT NOT NULL,
+        PRIMARY KEY (project_id, schedule_id, minute)
+      );
+
+      CREATE TABLE heartbeats (
+        project_id TEXT PRIMARY KEY,
+        at TEXT NOT NULL,
+        summary TEXT NOT NULL
+      );
+
+      CREATE TABLE cursors (
+        project_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (project_id, key)
+      );
+
+      CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        lease_until INTEGER,
+        delivered_at TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
+    `,
+  },
+]

@@ -1,0 +1,119 @@
+// Every SQL statement of the SQLite store, prepared once per connection. listRuns has a few
+// shapes (with or without each filter); each shape is prepared the first time it is used.
+import type Database from 'better-sqlite3'
+
+export interface RunRow {
+  id: string
+  project_id: string
+  flow: string
+  trigger: string
+  method: string
+  started_at: string
+  duration_ms: number
+  status: string
+  http_status: number | null
+  ports: string
+  failed_node_id: string | null
+  error: string | null
+}
+
+export interface OutboxRow {
+  id: number
+  project_id: string
+  channel: string
+  payload: string
+  attempts: number
+  last_error: string | null
+  created_at: string
+}
+
+const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error`
+const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
+
+/** Claims older than this, relative to the minute being claimed, are pruned (they can no longer be re-ticked in practice). */
+const CLAIM_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+
+export function claimPruneBefore(minute: string): string {
+  return new Date(new Date(minute).getTime() - CLAIM_RETENTION_MS).toISOString()
+}
+
+export interface RunFilters {
+  flow?: string
+  status?: string
+  after?: string
+}
+
+export class SqliteStatements {
+  readonly insertRun: Database.Statement
+  readonly countAllRuns: Database.Statement
+  readonly trimRuns: Database.Statement
+  readonly getRun: Database.Statement
+  readonly countRuns: Database.Statement
+  readonly insertDocument: Database.Statement
+  readonly getDocument: Database.Statement
+  readonly claim: Database.Statement
+  readonly pruneClaims: Database.Statement
+  readonly saveHeartbeat: Database.Statement
+  readonly getHeartbeat: Database.Statement
+  readonly getCursor: Database.Statement
+  readonly setCursor: Database.Statement
+  readonly enqueue: Database.Statement
+  readonly lease: Database.Statement
+  readonly markDelivered: Database.Statement
+  readonly markFailed: Database.Statement
+  private readonly listShapes = new Map<string, Database.Statement>()
+
+  constructor(private readonly db: Database.Database) {
+    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES
+      (@id, @project_id, @flow, @trigger, @method, @started_at, @duration_ms, @status, @http_status, @ports, @failed_node_id, @error)`)
+    this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
+    this.trimRuns = db.prepare(`DELETE FROM runs WHERE project_id = ? AND rowid IN
+      (SELECT rowid FROM runs WHERE project_id = ? ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)`)
+    this.getRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE project_id = ? AND id = ?`)
+    this.countRuns = db.prepare(`SELECT status, count(*) AS n FROM runs
+      WHERE project_id = @project_id
+        AND (@all_flows = 1 OR flow IN (SELECT value FROM json_each(@flows)))
+        AND (@after IS NULL OR started_at > @after)
+      GROUP BY status`)
+    this.insertDocument = db.prepare('INSERT INTO documents (id, project_id, collection, body, created_at) VALUES (?, ?, ?, ?, ?)')
+    this.getDocument = db.prepare('SELECT body FROM documents WHERE project_id = ? AND collection = ? AND id = ?')
+    this.claim = db.prepare('INSERT OR IGNORE INTO schedule_claims (project_id, schedule_id, minute, claimed_at) VALUES (?, ?, ?, ?)')
+    this.pruneClaims = db.prepare('DELETE FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute < ?')
+    this.saveHeartbeat = db.prepare(`INSERT INTO heartbeats (project_id, at, summary) VALUES (?, ?, ?)
+      ON CONFLICT (project_id) DO UPDATE SET at = excluded.at, summary = excluded.summary`)
+    this.getHeartbeat = db.prepare('SELECT at, summary FROM heartbeats WHERE project_id = ?')
+    this.getCursor = db.prepare('SELECT value FROM cursors WHERE project_id = ? AND key = ?')
+    this.setCursor = db.prepare(`INSERT INTO cursors (project_id, key, value) VALUES (?, ?, ?)
+      ON CONFLICT (project_id, key) DO UPDATE SET value = excluded.value`)
+    this.enqueue = db.prepare('INSERT INTO outbox (project_id, channel, payload, created_at) VALUES (?, ?, ?, ?)')
+    // One UPDATE both selects and leases, so two callers can never lease the same message.
+    this.lease = db.prepare(`UPDATE outbox SET lease_until = ?
+      WHERE project_id = ? AND delivered_at IS NULL AND (lease_until IS NULL OR lease_until < ?)
+      RETURNING ${OUTBOX_COLUMNS}`)
+    this.markDelivered = db.prepare('UPDATE outbox SET delivered_at = ?, lease_until = NULL WHERE id = ?')
+    this.markFailed = db.prepare(`UPDATE outbox SET attempts = attempts + 1, last_error = ?, lease_until = NULL
+      WHERE id = ? AND delivered_at IS NULL`)
+  }
+
+  /** The listRuns statement for this combination of filters, with its parameters. */
+  listRuns(projectId: string, filters: RunFilters, limit: number): { statement: Database.Statement; params: Record<string, unknown> } {
+    const params: Record<string, unknown> = { project_id: projectId, limit }
+    const where = ['project_id = @project_id']
+    for (const name of ['flow', 'status'] as const) {
+      if (filters[name] === undefined) continue
+      where.push(`${name} = @${name}`)
+      params[name] = filters[name]
+    }
+    if (filters.after !== undefined) {
+      where.push('started_at > @after')
+      params.after = filters.after
+    }
+    const sql = `SELECT ${RUN_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY started_at DESC, rowid DESC LIMIT @limit`
+    let statement = this.listShapes.get(sql)
+    if (!statement) {
+      statement = this.db.prepare(sql)
+      this.listShapes.set(sql, statement)
+    }
+    return { statement, params }
+  }
+}

@@ -1,0 +1,203 @@
+// The embedded store: SQLite through better-sqlite3, in WAL mode so `serve`, a crontab `tick` and
+// `history` can share one file. better-sqlite3 is synchronous; every write here is one short
+// statement or one short IMMEDIATE transaction, and busy_timeout lets other processes wait their turn.
+import Database from 'better-sqlite3'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { FlowctlError } from '../errors.js'
+import { HistoryCounter } from './history-cap.js'
+import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
+import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
+import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow } from './sqlite-statements.js'
+import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
+
+export async function openSqliteStore(file: string): Promise<Store> {
+  let db: Database.Database
+  try {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+    db = new Database(file, { timeout: 5000 })
+  } catch (error) {
+    throw new FlowctlError('STORE_UNAVAILABLE', `cannot open the embedded database ${file}: ${(error as Error).message}`, { cause: error })
+  }
+  try {
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+    db.pragma('foreign_keys = ON')
+    migrate(db)
+    return new SqliteStore(db)
+  } catch (error) {
+    db.close()
+    throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the embedded database ${file}: ${(error as Error).message}`, { cause: error })
+  }
+}
+
+/** Applies pending migrations inside BEGIN IMMEDIATE, so processes opening at once apply each once. */
+function migrate(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
+  const apply = db.transaction(() => {
+    const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null }
+    const current = row.version ?? 0
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (migration.version <= current) continue
+      db.exec(migration.sql)
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString())
+    }
+  })
+  apply.immediate()
+}
+
+function toRunRecord(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    flow: row.flow,
+    trigger: row.trigger as RunRecord['trigger'],
+    method: row.method,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+    status: row.status as RunRecord['status'],
+    httpStatus: row.http_status,
+    ports: JSON.parse(row.ports) as RunRecord['ports'],
+    failedNodeId: row.failed_node_id,
+    error: row.error,
+  }
+}
+
+function toOutboxMessage(row: OutboxRow): OutboxMessage {
+  return {
+    id: String(row.id),
+    projectId: row.project_id,
+    channel: row.channel,
+    payload: JSON.parse(row.payload) as Record<string, unknown>,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+  }
+}
+
+class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const
+  private readonly sql: SqliteStatements
+  private readonly history = new HistoryCounter()
+  private readonly advance: (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => boolean
+
+  constructor(private readonly db: Database.Database) {
+    this.sql = new SqliteStatements(db)
+    const cas = db.transaction((projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
+      const current = (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
+      if (current !== expected) return false
+      this.sql.setCursor.run(projectId, key, next)
+      if (message) this.sql.enqueue.run(projectId, message.channel, JSON.stringify(message.payload), new Date().toISOString())
+      return true
+    })
+    // IMMEDIATE: the read and the write happen under one write lock, so two processes cannot both win.
+    this.advance = (...args) => cas.immediate(...args)
+  }
+
+  async recordRun(run: RunRecord, historyCap: number): Promise<void> {
+    this.sql.insertRun.run({
+      id: run.id,
+      project_id: run.projectId,
+      flow: run.flow,
+      trigger: run.trigger,
+      method: run.method,
+      started_at: canonicalIso(run.startedAt, 'startedAt'),
+      duration_ms: run.durationMs,
+      status: run.status,
+      http_status: run.httpStatus,
+      ports: JSON.stringify(run.ports),
+      failed_node_id: run.failedNodeId,
+      error: run.error,
+    })
+    const trim = await this.history.noteInsert(run.projectId, historyCap, () => (this.sql.countAllRuns.get(run.projectId) as { n: number }).n)
+    if (trim) {
+      this.sql.trimRuns.run(run.projectId, run.projectId, Math.floor(historyCap))
+      this.history.trimmed(run.projectId, historyCap)
+    }
+  }
+
+  async listRuns(query: RunQuery): Promise<RunRecord[]> {
+    const limit = Math.max(0, Math.floor(query.limit ?? 50))
+    const after = query.after === undefined ? undefined : canonicalIso(query.after, 'after')
+    const { statement, params } = this.sql.listRuns(query.projectId, { flow: query.flow, status: query.status, after }, limit)
+    return (statement.all(params) as RunRow[]).map(toRunRecord)
+  }
+
+  async getRun(projectId: string, id: string): Promise<RunRecord | null> {
+    const row = this.sql.getRun.get(projectId, id) as RunRow | undefined
+    return row ? toRunRecord(row) : null
+  }
+
+  async countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }> {
+    const allFlows = flows === null || flows.includes('*')
+    const rows = this.sql.countRuns.all({
+      project_id: projectId,
+      all_flows: allFlows ? 1 : 0,
+      flows: JSON.stringify(allFlows ? [] : flows),
+      after: after === null ? null : canonicalIso(after, 'after'),
+    }) as { status: string; n: number }[]
+    const counts = { success: 0, error: 0 }
+    for (const row of rows) if (row.status === 'success' || row.status === 'error') counts[row.status] = row.n
+    return counts
+  }
+
+  async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
+    const id = newDocumentId()
+    this.sql.insertDocument.run(id, projectId, collection, JSON.stringify(document ?? null), new Date().toISOString())
+    return id
+  }
+
+  async getDocument(projectId: string, collection: string, id: string): Promise<unknown | null> {
+    const row = this.sql.getDocument.get(projectId, collection, id) as { body: string } | undefined
+    return row ? (JSON.parse(row.body) as unknown) : null
+  }
+
+  async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {
+    const at = canonicalIso(minute, 'minute')
+    const claimed = this.sql.claim.run(projectId, scheduleId, at, new Date().toISOString()).changes === 1
+    if (claimed) this.sql.pruneClaims.run(projectId, scheduleId, claimPruneBefore(at))
+    return claimed
+  }
+
+  async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
+    this.sql.saveHeartbeat.run(heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), JSON.stringify(heartbeat.summary))
+  }
+
+  async getHeartbeat(projectId: string): Promise<Heartbeat | null> {
+    const row = this.sql.getHeartbeat.get(projectId) as { at: string; summary: string } | undefined
+    return row ? { projectId, at: row.at, summary: JSON.parse(row.summary) as Record<string, unknown> } : null
+  }
+
+  async getCursor(projectId: string, key: string): Promise<string | null> {
+    return (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
+  }
+
+  async advanceCursor(
+    projectId: string,
+    key: string,
+    expected: string | null,
+    next: string,
+    message: { channel: string; payload: Record<string, unknown> } | null,
+  ): Promise<boolean> {
+    return this.advance(projectId, key, expected, next, message)
+  }
+
+  async leaseOutbox(projectId: string, leaseMs: number, now: Date): Promise<OutboxMessage[]> {
+    const rows = this.sql.lease.all(now.getTime() + leaseMs, projectId, now.getTime()) as OutboxRow[]
+    return rows.sort((a, b) => a.id - b.id).map(toOutboxMessage)
+  }
+
+  async markDelivered(id: string): Promise<void> {
+    const rowId = parseOutboxId(id)
+    if (rowId !== null) this.sql.markDelivered.run(new Date().toISOString(), rowId)
+  }
+
+  async markFailed(id: string, error: string): Promise<void> {
+    const rowId = parseOutboxId(id)
+    if (rowId !== null) this.sql.markFailed.run(error, rowId)
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close()
+  }
+}

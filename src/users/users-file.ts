@@ -1,0 +1,107 @@
+// The workspace's users file (.flowctl/users.yaml): who may read a project's OpenAPI document and
+// run history. Only a SHA-256 hash of each token is stored; the token is shown once, when added.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { stringify } from 'yaml'
+import { FlowctlError } from '../errors.js'
+import { parseUsersText } from './parse-users.js'
+import { isRole, PROJECT_ID_PATTERN, USER_NAME_PATTERN, type Role, type UserEntry } from './types.js'
+
+export { roleAllows, type Role, type UserEntry } from './types.js'
+
+const TOKEN_PREFIX = 'flowctl_'
+
+export function defaultUsersFile(cwd: string): string {
+  return join(cwd, '.flowctl', 'users.yaml')
+}
+
+/** The users of a file; a missing file means no users yet. */
+export async function readUsers(file: string): Promise<UserEntry[]> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw new FlowctlError('USAGE', `cannot read the users file ${file}: ${(error as Error).message}`, { cause: error })
+  }
+  return parseUsersText(text, file)
+}
+
+/** Adds a user and returns their new token: the only time it exists outside the caller. */
+export async function addUser(file: string, name: string, grants: Record<string, Role>): Promise<{ name: string; token: string }> {
+  if (!USER_NAME_PATTERN.test(name)) {
+    throw new FlowctlError('USAGE', `a user name may hold only letters, digits, ".", "_" and "-", got "${name}"`)
+  }
+  for (const [projectId, role] of Object.entries(grants)) checkGrant(projectId, role)
+  const users = await readUsers(file)
+  if (users.some((user) => user.name === name)) throw new FlowctlError('USAGE', `a user named "${name}" already exists`)
+  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
+  users.push({ name, tokenHash: hashToken(token), grants: { ...grants }, createdAt: new Date().toISOString() })
+  await writeUsers(file, users)
+  return { name, token }
+}
+
+/** Gives a user a role on a project (replacing the role they had there). */
+export async function grantUser(file: string, name: string, projectId: string, role: Role): Promise<void> {
+  checkGrant(projectId, role)
+  const users = await readUsers(file)
+  const user = findUser(users, name)
+  user.grants = { ...user.grants, [projectId]: role }
+  await writeUsers(file, users)
+}
+
+export async function removeUser(file: string, name: string): Promise<void> {
+  const users = await readUsers(file)
+  const user = findUser(users, name)
+  await writeUsers(file, users.filter((other) => other !== user))
+}
+
+/** The user holding this token, or null. Every stored hash is compared, each in constant time. */
+export function authenticateToken(users: UserEntry[], token: string): UserEntry | null {
+  if (!token) return null
+  const presented = createHash('sha256').update(token).digest()
+  let match: UserEntry | null = null
+  for (const user of users) {
+    const stored = Buffer.from(user.tokenHash, 'hex')
+    if (stored.length === presented.length && timingSafeEqual(stored, presented) && !match) match = user
+  }
+  return match
+}
+
+export function roleFor(user: UserEntry, projectId: string): Role | null {
+  return Object.hasOwn(user.grants, projectId) ? (user.grants[projectId] ?? null) : null
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
+function findUser(users: UserEntry[], name: string): UserEntry {
+  const user = users.find((candidate) => candidate.name === name)
+  if (!user) throw new FlowctlError('USAGE', `no user named "${name}"`)
+  return user
+}
+
+function checkGrant(projectId: string, role: string): void {
+  if (!PROJECT_ID_PATTERN.test(projectId)) {
+    throw new FlowctlError('USAGE', `a project id is lower-case letters, digits, "_" and "-", got "${projectId}"`)
+  }
+  if (!isRole(role)) throw new FlowctlError('USAGE', `a role is viewer, editor or owner, got "${role}"`)
+}
+
+/** Writes a temp file beside the target and renames it over, so readers never see half a file. */
+async function writeUsers(file: string, users: UserEntry[]): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 })
+  const text =
+    '# flowctl users: managed by `flowctl users`. Only token hashes are stored here.\n' +
+    stringify({ users: users.map(({ name, tokenHash, grants, createdAt }) => ({ name, tokenHash, grants, createdAt })) })
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  try {
+    await writeFile(temp, text, { mode: 0o600 })
+    await rename(temp, file)
+  } catch (error) {
+    await rm(temp, { force: true })
+    throw new FlowctlError('USAGE', `cannot write the users file ${file}: ${(error as Error).message}`, { cause: error })
+  }
+}

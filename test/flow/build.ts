@@ -1,0 +1,70 @@
+// Builds Flow and Project objects by hand (as the loader would) for engine and node tests.
+import { referenceName, slugify } from '../../src/project/slug.js'
+import { DEFAULT_LIMITS, type Flow, type FlowNode, type HttpMethod, type Project, type ProjectLimits, type StartInputs } from '../../src/project/model.js'
+
+export interface NodeSpec {
+  id: string
+  type: string
+  name?: string
+  next?: string | Record<string, string>
+  [setting: string]: unknown
+}
+
+export function buildNode(spec: NodeSpec): FlowNode {
+  const { id, type, name = id, next, ...settings } = spec
+  return {
+    id,
+    type,
+    name,
+    refName: referenceName(name),
+    settings,
+    next: next === undefined ? {} : typeof next === 'string' ? { out: next } : next,
+    pos: { line: 1, column: 1 },
+  }
+}
+
+export function buildFlow(name: string, specs: NodeSpec[]): Flow {
+  const nodes = specs.map(buildNode)
+  const startNode = nodes.find((node) => node.type === 'start')
+  const inputs = (startNode?.settings.inputs ?? {}) as StartInputs
+  return {
+    slug: slugify(name),
+    name,
+    file: `flows/${slugify(name)}.yaml`,
+    version: String(Math.random()),
+    nodes,
+    nodesById: new Map(nodes.map((node) => [node.id, node])),
+    start: startNode
+      ? {
+          node: startNode,
+          method: (startNode.settings.method as HttpMethod | undefined) ?? 'post',
+          auth: null,
+          inputs,
+          pathParams: Object.keys((inputs.path?.properties as Record<string, unknown> | undefined) ?? {}),
+        }
+      : null,
+    schedule: null,
+  }
+}
+
+export function buildProject(
+  flows: Flow[],
+  options: { secrets?: Record<string, string>; limits?: Partial<ProjectLimits>; projectId?: string } = {},
+): Project {
+  return {
+    dir: '/nonexistent',
+    settings: {
+      projectId: options.projectId ?? 'test',
+      name: 'Test',
+      flows: 'flows',
+      timezone: 'UTC',
+      database: 'embedded',
+      secrets: '.env',
+      limits: { ...DEFAULT_LIMITS, ...options.limits },
+      notify: { channels: {}, alerts: [], digests: [] },
+    },
+    flows: new Map(flows.map((flow) => [flow.slug, flow])),
+    secrets: new Map(Object.entries(options.secrets ?? {})),
+    problems: [],
+  }
+}

@@ -1,0 +1,145 @@
+// `serveCommand` in-process on a real socket: startup output, reload on file changes (timed),
+// the loopback check from a real socket address, and graceful shutdown with a request in flight.
+import { rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { serveCommand } from '../../src/cli/serve.js'
+import { cleanupTempDirs, copyFixture, eventually, makeTempDir } from '../helpers.js'
+
+function greet(message: string): string {
+  return ['name: Greet', 'nodes:', '  - { id: start, type: start, name: Start, method: get, next: done }', `  - { id: done, type: end, name: Done, body: { message: "${message}" } }`, ''].join('\n')
+}
+
+function collect(stream: PassThrough): () => string {
+  let text = ''
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()))
+  return () => text
+}
+
+describe('serveCommand', () => {
+  let dir: string
+  let base: string
+  let stop: AbortController
+  let served: Promise<void>
+  let stdout: () => string
+  let stderr: () => string
+  let hanging: Server
+  let hangingPort: number
+
+  beforeAll(async () => {
+    dir = await copyFixture('example')
+    hanging = createServer(() => {
+      /* answers late: see the shutdown test */
+    })
+    await new Promise<void>((ready) => hanging.listen(0, '127.0.0.1', () => ready()))
+    hangingPort = (hanging.address() as { port: number }).port
+    stop = new AbortController()
+    const out = new PassThrough()
+    const err = new PassThrough()
+    stdout = collect(out)
+    stderr = collect(err)
+    let listening!: (url: string) => void
+    const ready = new Promise<string>((resolve) => (listening = resolve))
+    served = serveCommand([dir, await copyFixture('example')], {
+      port: 0,
+      host: '127.0.0.1',
+      users: join(await makeTempDir(), 'users.yaml'),
+      env: { CRON_SECRET: 'tick-secret' },
+      signal: stop.signal,
+      onListening: listening,
+      stdout: out,
+      stderr: err,
+    })
+    served.catch(() => {})
+    base = await ready
+  })
+
+  afterAll(async () => {
+    stop.abort()
+    await served.catch(() => {})
+    hanging.closeAllConnections()
+    hanging.close()
+    await cleanupTempDirs()
+  })
+
+  it('prints the URLs of each project and skips a second project with the same id', async () => {
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(stdout()).toContain(`${base}/api/run/shop/`)
+    expect(stdout()).toContain(`${base}/status`)
+    expect(stdout()).toContain(`${base}/docs/shop`)
+    expect(stderr()).toContain('projectId "shop" is already served')
+  })
+
+  it('treats a real loopback socket as local on /api/status', async () => {
+    const view = await (await fetch(`${base}/api/status`)).json()
+    expect(view.projects[0].projectId).toBe('shop')
+  })
+
+  it('serves an added, changed, broken and deleted flow file within 200 ms of each write', async () => {
+    const file = join(dir, 'flows', 'greet.yaml')
+    const url = `${base}/api/run/shop/greet`
+    const message = async () => {
+      const response = await fetch(url)
+      return response.status === 200 ? ((await response.json()) as { message: string }).message : `status ${response.status}`
+    }
+    const timed = async (write: () => Promise<void>, check: () => Promise<boolean>) => {
+      const began = Date.now()
+      await write()
+      await eventually(check, 2_000, 5)
+      return Date.now() - began
+    }
+    const times: number[] = []
+    times.push(await timed(() => writeFile(file, greet('first')), async () => (await message()) === 'first'))
+    times.push(await timed(() => writeFile(file, greet('second')), async () => (await message()) === 'second'))
+    await writeFile(file, 'name: Greet\nnodes:\n  - { id: start, type: start, name: Start, method: get, next: [oops\n')
+    const problems = async () => ((await (await fetch(`${base}/api/status`)).json()) as { projects: { problems: string[] }[] }).projects[0]!.problems
+    await eventually(async () => (await problems()).some((p) => p.startsWith('flows/greet.yaml:')), 2_000, 10)
+    expect(await message()).toBe('second') // the last good version keeps serving
+    expect(stdout() + stderr()).toMatch(/flows\/greet\.yaml:\d+:\d+: /)
+    // Deleting waits for chokidar's atomic-write window (100 ms) before the unlink is reported.
+    times.push(await timed(() => rm(file), async () => (await fetch(url)).status === 404))
+    expect(stderr() + stdout()).toContain('reloaded flows/greet.yaml')
+    // Generous against CI noise; the aim (and the usual time) is well under 200 ms.
+    for (const ms of times) expect(ms).toBeLessThan(1_000)
+  })
+
+  it('ticks over HTTP with the secret', async () => {
+    const response = await fetch(`${base}/api/cron/tick`, { method: 'POST', headers: { 'x-cron-secret': 'tick-secret' } })
+    expect(response.status).toBe(200)
+    expect(await response.json()).toMatchObject({ ok: true, errors: 0 })
+  })
+
+  it('shuts down on abort: in-flight requests finish, new connections are refused, then it resolves', async () => {
+    // A run held open by an http node calling a server that answers after 300 ms.
+    hanging.removeAllListeners('request')
+    hanging.on('request', (_req, res) => setTimeout(() => res.end('{}'), 300))
+    const inFlight = fetch(`${base}/api/run/shop/fetch-status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${hangingPort}/` }),
+    })
+    await new Promise((r) => setTimeout(r, 100))
+    stop.abort()
+    const response = await inFlight
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ status: 200 })
+    await served
+    await expect(fetch(`${base}/api/status`)).rejects.toThrow()
+    expect(stderr()).not.toMatch(/\n\s+at /)
+  })
+})
+
+describe('serveCommand startup failures', () => {
+  it('throws FlowctlError when no project can be loaded, after printing why', async () => {
+    const empty = await makeTempDir()
+    const err = new PassThrough()
+    const text = collect(err)
+    await expect(serveCommand([empty], { port: 0, stdout: new PassThrough(), stderr: err, env: {} })).rejects.toMatchObject({
+      name: 'FlowctlError',
+      exitCode: 1,
+    })
+    expect(text()).toContain(empty)
+  })
+})

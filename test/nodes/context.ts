@@ -1,0 +1,30 @@
+// A real NodeContext for node tests: the real resolver over a hand-built scope and a real store.
+import { createResolver, createScope, type Scope } from '../../src/flow/resolve.js'
+import type { NodeContext } from '../../src/nodes/types.js'
+import type { Store } from '../../src/store/types.js'
+import { buildFlow, buildProject, type NodeSpec } from '../flow/build.js'
+
+export interface ContextOptions {
+  scope?: Record<string, unknown>
+  secrets?: Record<string, string>
+  store?: Store
+  signal?: AbortSignal
+  inputs?: Record<string, unknown>
+}
+
+export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeContext {
+  const flow = buildFlow('Node Test', [spec])
+  const project = buildProject([flow], { secrets: options.secrets })
+  const run = { id: 'run-1', startedAt: '2024-05-01T10:00:00.000Z', trigger: 'cli' }
+  const scope: Scope = Object.assign(createScope(run), options.scope)
+  return {
+    node: flow.nodes[0]!,
+    project,
+    // Node kinds that touch the store get a real one; the others must not touch it.
+    store: options.store ?? (new Proxy({}, { get: () => { throw new Error('this node must not use the store') } }) as Store),
+    resolve: createResolver(flow, scope, project.secrets),
+    signal: options.signal ?? new AbortController().signal,
+    run,
+    inputs: options.inputs,
+  }
+}

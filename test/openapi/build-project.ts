@@ -1,0 +1,98 @@
+// Builds loaded-project objects by hand, so the generator is tested without the loader.
+import type { AuthSettings, Flow, FlowNode, HttpMethod, JsonSchema, Project, StartInputs } from '../../src/project/model.js'
+import { DEFAULT_LIMITS } from '../../src/project/model.js'
+
+export interface NodeSpec {
+  id: string
+  type: string
+  name?: string
+  next?: string | Record<string, string>
+  [setting: string]: unknown
+}
+
+export function node(spec: NodeSpec): FlowNode {
+  const { id, type, name = id, next, ...settings } = spec
+  return {
+    id,
+    type,
+    name,
+    refName: name.toLowerCase().replace(/[^a-z0-9]+/g, '_'),
+    settings,
+    next: typeof next === 'string' ? { out: next } : (next ?? {}),
+    pos: { line: 1, column: 1 },
+  }
+}
+
+export interface FlowSpec {
+  slug: string
+  name?: string
+  description?: string
+  method?: HttpMethod
+  auth?: AuthSettings | null
+  inputs?: StartInputs
+  /** Start node id (default `start`) and name (default `Start`). */
+  startId?: string
+  startName?: string
+  /** Where the Start's `out` port leads; nothing means the run ends right after the Start. */
+  startNext?: string
+  nodes?: NodeSpec[]
+  /** No Start node at all. */
+  noStart?: boolean
+}
+
+export function flow(spec: FlowSpec): Flow {
+  const startNode = node({
+    id: spec.startId ?? 'start',
+    type: 'start',
+    name: spec.startName ?? 'Start',
+    method: spec.method ?? 'post',
+    ...(spec.startNext ? { next: spec.startNext } : {}),
+  })
+  const others = (spec.nodes ?? []).map(node)
+  const nodes = spec.noStart ? others : [startNode, ...others]
+  const inputs = spec.inputs ?? {}
+  const pathProperties = (inputs.path?.properties ?? {}) as Record<string, unknown>
+  return {
+    slug: spec.slug,
+    name: spec.name ?? spec.slug,
+    ...(spec.description ? { description: spec.description } : {}),
+    file: `flows/${spec.slug}.yaml`,
+    version: `v-${spec.slug}`,
+    nodes,
+    nodesById: new Map(nodes.map((n) => [n.id, n])),
+    start: spec.noStart
+      ? null
+      : { node: startNode, method: spec.method ?? 'post', auth: spec.auth ?? null, inputs, pathParams: Object.keys(pathProperties) },
+    schedule: null,
+  }
+}
+
+export function project(flows: Flow[], settings: { projectId?: string; name?: string } = {}): Project {
+  return {
+    dir: '/tmp/project',
+    settings: {
+      projectId: settings.projectId ?? 'shop',
+      name: settings.name ?? 'Shop API',
+      flows: 'flows',
+      timezone: 'UTC',
+      database: 'embedded',
+      secrets: '.env',
+      limits: { ...DEFAULT_LIMITS },
+      notify: { channels: {}, alerts: [], digests: [] },
+    },
+    flows: new Map(flows.map((f) => [f.slug, f])),
+    secrets: new Map(),
+    problems: [],
+  }
+}
+
+/** A flow Start -> End with the given status and schema. */
+export function simpleFlow(slug: string, options: Partial<FlowSpec> & { status?: number; schema?: JsonSchema } = {}): Flow {
+  const { status, schema, ...rest } = options
+  return flow({
+    slug,
+    startNext: 'done',
+    nodes: [{ id: 'done', type: 'end', name: 'Done', ...(status ? { status } : {}), ...(schema ? { schema } : {}) }],
+    ...rest,
+  })
+}

@@ -1,0 +1,111 @@
+// Every kind of load problem, one fixture each: the exact file, line and column, and what it says.
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { FlowctlError } from '../../src/errors.js'
+import { loadProject } from '../../src/project/load.js'
+import { validateProject } from '../../src/project/validate.js'
+
+const BROKEN = join(import.meta.dirname, '..', '..', 'fixtures', 'broken')
+
+type Expected = [file: string, line: number, column: number, message: string, severity?: 'error' | 'warning']
+
+/** fixture → every problem it must produce (nothing more). */
+const CASES: Record<string, Expected[]> = {
+  'yaml-syntax': [['flows/bad.yaml', 6, 5, 'YAML syntax error: Flow map in block collection must be sufficiently indented']],
+  'unknown-top-key': [['flows/extra.yaml', 2, 1, '"owner" is not a setting of a flow file']],
+  'unknown-node-type': [['flows/kind.yaml', 11, 11, 'node "mail": "email" is not a node type; use one of: start, end, if']],
+  'unknown-setting': [['flows/check.yaml', 11, 5, 'node "check": "nxt" is not a setting of an if node']],
+  'wrong-setting-type': [['flows/call.yaml', 11, 16, 'node "call": timeoutMs must be a whole number']],
+  'bad-condition': [['flows/cond.yaml', 12, 26, 'node "check": condition.all[0].op must be one of: eq, ne, gt']],
+  'bad-auth': [['flows/auth.yaml', 6, 11, 'node "start": auth needs "token"']],
+  'missing-node-id': [['flows/noid.yaml', 10, 5, 'node #3 needs an "id"']],
+  'duplicate-node-id': [['flows/dupid.yaml', 10, 9, 'node id "done" is used twice (first at line 7)']],
+  'duplicate-ref-name': [['flows/dupref.yaml', 14, 11, 'node "b": its reference name "big_order" is already used by node "a"']],
+  'no-start': [['flows/nostart.yaml', 2, 1, 'this flow has no start node']],
+  'two-starts': [['flows/twostarts.yaml', 11, 11, 'node "start2": a flow has exactly one start node, and node "start" is already one']],
+  'next-shape': [['flows/shape.yaml', 6, 11, 'node "start": next must be one node id']],
+  'unknown-port': [['flows/port.yaml', 11, 38, 'node "check": "maybe" is not a port of this if node; its ports are: true, false']],
+  'end-with-next': [['flows/endnext.yaml', 10, 5, 'node "done": an end node ends the run, so it has no next']],
+  'missing-target': [
+    ['flows/target.yaml', 6, 11, 'node "start": next points to "dnoe", which is not a node id of this flow'],
+    ['flows/target.yaml', 7, 9, 'node "done" cannot be reached from the start node'],
+  ],
+  'unreachable-node': [['flows/island.yaml', 10, 9, 'node "island" cannot be reached from the start node']],
+  'malformed-reference': [['flows/malformed.yaml', 10, 20, '"{{ start.items[0] }}" is not a valid reference']],
+  'unknown-root': [['flows/root.yaml', 10, 17, 'node "done": "{{ reslt.insertedId }}" refers to "reslt", which is not a node of this flow']],
+  'not-upstream': [['flows/upstream.yaml', 10, 22, '"{{ second.total }}" refers to "second" (node "second"), which does not run before this node']],
+  'unknown-run-field': [['flows/runfield.yaml', 10, 19, 'refers to run.finishedAt, but run has only id, startedAt, trigger']],
+  'undefined-secret': [['flows/secret.yaml', 6, 34, 'secret "MISSING_TOKEN" is not defined in .env', 'warning']],
+  'duplicate-input': [['flows/inputs.yaml', 8, 44, 'input "qty" is declared in both body and query']],
+  'get-with-body': [['flows/getbody.yaml', 8, 7, 'a get start node cannot have body inputs']],
+  'bad-method': [['flows/method.yaml', 6, 13, 'node "start": method must be one of: get, post, put, patch, delete (not "fetch")']],
+  'bad-cron': [['flows/cron.yaml', 3, 9, 'schedule cron "0 3 * *" has 4 fields']],
+  'bad-schedule-timezone': [['flows/tz.yaml', 4, 13, 'schedule timezone "Mars/Olympus" is not a known timezone']],
+  'bad-schedule-input': [['flows/input.yaml', 4, 17, 'schedule.input.qty must be a whole number']],
+  'duplicate-slug': [
+    ['flows/a.yaml', 1, 7, 'the flow slug "create-order" is used by both flows/a.yaml and flows/b.yaml'],
+    ['flows/b.yaml', 1, 7, 'the flow slug "create-order" is used by both flows/a.yaml and flows/b.yaml'],
+  ],
+  'empty-slug': [['flows/empty.yaml', 1, 7, 'the flow name "!!!" gives an empty slug']],
+  'no-end': [['flows/noend.yaml', 11, 5, 'port "false" has no next node; this path ends without an End node; the run answers 204', 'warning']],
+  cycle: [['flows/loop.yaml', 11, 32, 'node "check": next leads back to "check", which makes a loop', 'warning']],
+  'json-flow': [['flows/json.json', 5, 62, 'node "done": status must be a whole number']],
+  'bad-project-id': [['flowctl.yaml', 1, 12, 'projectId "Shop!" may only use a-z, 0-9']],
+  'missing-project-name': [['flowctl.yaml', 1, 1, 'flowctl.yaml needs "name"']],
+  'unknown-setting-project': [['flowctl.yaml', 4, 3, '"runsPerMinute" is not allowed in limits']],
+  'bad-project-timezone': [['flowctl.yaml', 3, 11, '"Berlin/Mitte" is not a known timezone']],
+  'unknown-channel': [['flowctl.yaml', 7, 32, 'channel "opps" is not defined under notify.channels (defined: ops)']],
+  'bad-digest': [
+    ['flowctl.yaml', 8, 13, 'digest cron "every day" has 2 fields'],
+    ['flowctl.yaml', 10, 17, '"Nowhere/City" is not a known timezone'],
+  ],
+  'unknown-rule-flow': [['flowctl.yaml', 7, 17, 'there is no flow with the slug "creat-order"', 'warning']],
+}
+
+describe('validateProject on fixtures/broken', () => {
+  it('has a case for every fixture', () => {
+    expect(readdirSync(BROKEN).sort()).toEqual(Object.keys(CASES).sort())
+  })
+
+  for (const [fixture, expected] of Object.entries(CASES)) {
+    it(fixture, async () => {
+      const result = await validateProject(join(BROKEN, fixture), { env: {} })
+      expect(result.problems).toHaveLength(expected.length)
+      expected.forEach(([file, line, column, message, severity = 'error'], index) => {
+        const problem = result.problems[index]
+        expect(problem).toMatchObject({ file, line, column, severity })
+        expect(problem?.message).toContain(message)
+      })
+      expect(result.ok).toBe(expected.every(([, , , , severity]) => severity === 'warning'))
+    })
+  }
+})
+
+describe('loadProject with problems', () => {
+  it('leaves flows with errors out and keeps flows with warnings', async () => {
+    const broken = await loadProject(join(BROKEN, 'unknown-setting'), { env: {} })
+    expect(broken.flows.size).toBe(0)
+    expect(broken.problems).toHaveLength(1)
+    const warned = await loadProject(join(BROKEN, 'no-end'), { env: {} })
+    expect([...warned.flows.keys()]).toEqual(['no-end'])
+    expect(warned.flows.get('no-end')?.nodesById.get('check')?.next).toEqual({ true: 'done' })
+  })
+
+  it('leaves out both flows of a slug collision', async () => {
+    const project = await loadProject(join(BROKEN, 'duplicate-slug'), { env: {} })
+    expect(project.flows.size).toBe(0)
+  })
+
+  it('throws PROJECT_INVALID with positioned problems when flowctl.yaml is invalid', async () => {
+    const error = await loadProject(join(BROKEN, 'bad-project-id'), { env: {} }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(FlowctlError)
+    expect((error as FlowctlError).code).toBe('PROJECT_INVALID')
+    expect((error as FlowctlError).problems[0]).toMatchObject({ file: 'flowctl.yaml', line: 1, column: 12 })
+  })
+
+  it('throws PROJECT_NOT_FOUND without flowctl.yaml', async () => {
+    const error = await validateProject(join(BROKEN, 'no-such-project')).catch((e: unknown) => e)
+    expect((error as FlowctlError).code).toBe('PROJECT_NOT_FOUND')
+  })
+})

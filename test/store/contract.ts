@@ -1,0 +1,373 @@
+// The store contract: every Store implementation runs this suite. `open` gives a store; `openSecond`
+// gives a second, independent connection to the SAME database, standing in for another process
+// (another `serve` instance, a crontab `tick`).
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RunRecord, Store } from '../../src/store/types.js'
+
+let runCounter = 0
+
+export function makeRun(projectId: string, overrides: Partial<RunRecord> = {}): RunRecord {
+  runCounter += 1
+  return {
+    id: `run_${runCounter}_${randomBytes(4).toString('hex')}`,
+    projectId,
+    flow: 'create-order',
+    trigger: 'http',
+    method: 'POST',
+    startedAt: new Date(Date.UTC(2024, 4, 1, 9, 0, 0) + runCounter * 1000).toISOString(),
+    durationMs: 12,
+    status: 'success',
+    httpStatus: 201,
+    ports: [],
+    failedNodeId: null,
+    error: null,
+    ...overrides,
+  }
+}
+
+/** A project id no other test uses, so tests share one database without seeing each other. */
+function freshProject(): string {
+  return `p_${randomBytes(5).toString('hex')}`
+}
+
+function at(minutes: number): string {
+  return new Date(Date.UTC(2024, 4, 1, 9, 0, 0) + minutes * 60_000).toISOString()
+}
+
+export function describeStoreContract(name: string, open: () => Promise<Store>, openSecond: () => Promise<Store>): void {
+  describe(`store contract: ${name}`, () => {
+    let store: Store
+    let other: Store
+
+    beforeAll(async () => {
+      store = await open()
+      other = await openSecond()
+    })
+    afterAll(async () => {
+      await other?.close()
+      await store?.close()
+    })
+
+    describe('runs', () => {
+      it('gives back exactly the record it was given', async () => {
+        const projectId = freshProject()
+        const ok = makeRun(projectId, { ports: [{ nodeId: 'check', port: 'true' }, { nodeId: 'route', port: 'big' }] })
+        const failed = makeRun(projectId, {
+          flow: 'nightly',
+          trigger: 'cron',
+          method: 'CRON',
+          durationMs: 30001,
+          status: 'error',
+          httpStatus: null,
+          failedNodeId: 'call',
+          error: 'timeout',
+        })
+        await store.recordRun(ok, 100)
+        await store.recordRun(failed, 100)
+        expect(await store.getRun(projectId, ok.id)).toStrictEqual(ok)
+        expect(await store.getRun(projectId, failed.id)).toStrictEqual(failed)
+        expect(await store.listRuns({ projectId })).toStrictEqual([failed, ok])
+      })
+
+      it('finds no run under another project or an unknown id', async () => {
+        const projectId = freshProject()
+        const run = makeRun(projectId)
+        await store.recordRun(run, 100)
+        expect(await store.getRun(freshProject(), run.id)).toBeNull()
+        expect(await store.getRun(projectId, 'no-such-run')).toBeNull()
+        expect(await store.listRuns({ projectId: freshProject() })).toEqual([])
+      })
+
+      it('lists newest first by startedAt, ties by insertion order', async () => {
+        const projectId = freshProject()
+        const times = [at(5), at(1), at(9), at(3)]
+        for (const startedAt of times) await store.recordRun(makeRun(projectId, { startedAt, id: `t${startedAt}` }), 100)
+        const same1 = makeRun(projectId, { startedAt: at(20) })
+        const same2 = makeRun(projectId, { startedAt: at(20) })
+        await store.recordRun(same1, 100)
+        await store.recordRun(same2, 100)
+        const listed = await store.listRuns({ projectId })
+        expect(listed.map((r) => r.startedAt)).toEqual([at(20), at(20), at(9), at(5), at(3), at(1)])
+        expect(listed.slice(0, 2).map((r) => r.id)).toEqual([same2.id, same1.id])
+      })
+
+      it('filters by flow, status and after, and honours limit (default 50)', async () => {
+        const projectId = freshProject()
+        for (let i = 0; i < 60; i++) {
+          await store.recordRun(
+            makeRun(projectId, {
+              startedAt: at(i),
+              flow: i % 2 === 0 ? 'even' : 'odd',
+              status: i % 3 === 0 ? 'error' : 'success',
+            }),
+            1000,
+          )
+        }
+        expect(await store.listRuns({ projectId })).toHaveLength(50)
+        expect(await store.listRuns({ projectId, limit: 100 })).toHaveLength(60)
+        const two = await store.listRuns({ projectId, limit: 2 })
+        expect(two.map((r) => r.startedAt)).toEqual([at(59), at(58)])
+
+        const even = await store.listRuns({ projectId, flow: 'even', limit: 100 })
+        expect(even).toHaveLength(30)
+        expect(even.every((r) => r.flow === 'even')).toBe(true)
+
+        const errors = await store.listRuns({ projectId, status: 'error', limit: 100 })
+        expect(errors).toHaveLength(20)
+        expect(errors.every((r) => r.status === 'error')).toBe(true)
+
+        const evenErrors = await store.listRuns({ projectId, flow: 'even', status: 'error', limit: 100 })
+        expect(evenErrors.map((r) => r.startedAt)).toEqual([54, 48, 42, 36, 30, 24, 18, 12, 6, 0].map(at))
+
+        // `after` is strict: the run at minute 55 itself is not included.
+        const recent = await store.listRuns({ projectId, after: at(55) })
+        expect(recent.map((r) => r.startedAt)).toEqual([at(59), at(58), at(57), at(56)])
+        expect(await store.listRuns({ projectId, after: at(55), flow: 'odd', status: 'success' })).toHaveLength(1)
+        expect(await store.listRuns({ projectId, flow: 'none' })).toEqual([])
+      })
+
+      it('keeps only the newest runs when history passes the cap', async () => {
+        const projectId = freshProject()
+        for (let i = 0; i < 50; i++) await store.recordRun(makeRun(projectId, { startedAt: at(i) }), 20)
+        const kept = await store.listRuns({ projectId, limit: 1000 })
+        expect(kept).toHaveLength(20)
+        expect(kept.at(-1)?.startedAt).toBe(at(30))
+        expect(kept[0]?.startedAt).toBe(at(49))
+      })
+
+      it('holds a large cap within a 1% margin, and trims the oldest', async () => {
+        const projectId = freshProject()
+        for (let i = 0; i < 450; i++) await store.recordRun(makeRun(projectId, { startedAt: at(i) }), 300)
+        const kept = await store.listRuns({ projectId, limit: 10_000 })
+        expect(kept.length).toBeGreaterThanOrEqual(300)
+        expect(kept.length).toBeLessThanOrEqual(303)
+        expect(kept[0]?.startedAt).toBe(at(449))
+        // Whatever was kept is the newest, contiguous block.
+        expect(kept.at(-1)?.startedAt).toBe(at(450 - kept.length))
+      })
+
+      it('holds the cap when two instances write to one project', async () => {
+        const projectId = freshProject()
+        for (let i = 0; i < 40; i++) await (i % 2 === 0 ? store : other).recordRun(makeRun(projectId, { startedAt: at(i) }), 10)
+        const kept = await store.listRuns({ projectId, limit: 1000 })
+        expect(kept.length).toBeLessThanOrEqual(10)
+        expect(kept[0]?.startedAt).toBe(at(39))
+      })
+
+      it('counts runs by status, per flows and since a time', async () => {
+        const projectId = freshProject()
+        const plan: [string, 'success' | 'error', number][] = [
+          ['a', 'success', 1], ['a', 'error', 2], ['b', 'success', 3], ['b', 'error', 4], ['c', 'error', 5], ['a', 'success', 6],
+        ]
+        for (const [flow, status, minute] of plan) await store.recordRun(makeRun(projectId, { flow, status, startedAt: at(minute) }), 100)
+        expect(await store.countRuns(projectId, null, null)).toEqual({ success: 3, error: 3 })
+        expect(await store.countRuns(projectId, ['a'], null)).toEqual({ success: 2, error: 1 })
+        expect(await store.countRuns(projectId, ['a', 'c'], null)).toEqual({ success: 2, error: 2 })
+        expect(await store.countRuns(projectId, null, at(3))).toEqual({ success: 1, error: 2 })
+        expect(await store.countRuns(projectId, ['b'], at(3))).toEqual({ success: 0, error: 1 })
+        expect(await store.countRuns(projectId, [], null)).toEqual({ success: 0, error: 0 })
+        expect(await store.countRuns(freshProject(), null, null)).toEqual({ success: 0, error: 0 })
+      })
+
+      it('makes a recorded run visible to another instance as soon as recordRun resolves', async () => {
+        const projectId = freshProject()
+        const run = makeRun(projectId, { ports: [{ nodeId: 'x', port: 'false' }] })
+        await store.recordRun(run, 100)
+        expect(await other.getRun(projectId, run.id)).toStrictEqual(run)
+        expect(await other.listRuns({ projectId })).toStrictEqual([run])
+      })
+    })
+
+    describe('documents', () => {
+      it('stores documents under string ids and gives them back', async () => {
+        const projectId = freshProject()
+        const doc = { sku: 'A-1', qty: 3, tags: ['x', 'y'], nested: { ok: true, none: null }, text: 'héllo "quoted"' }
+        const id = await store.insertDocument(projectId, 'orders', doc)
+        const id2 = await store.insertDocument(projectId, 'orders', { sku: 'B' })
+        expect(typeof id).toBe('string')
+        expect(id.length).toBeGreaterThan(0)
+        expect(id2).not.toBe(id)
+        expect(await store.getDocument(projectId, 'orders', id)).toEqual(doc)
+        expect(await other.getDocument(projectId, 'orders', id2)).toEqual({ sku: 'B' })
+        expect(await store.getDocument(projectId, 'other', id)).toBeNull()
+        expect(await store.getDocument(freshProject(), 'orders', id)).toBeNull()
+        expect(await store.getDocument(projectId, 'orders', 'missing')).toBeNull()
+      })
+
+      it('stores documents that are not objects', async () => {
+        const projectId = freshProject()
+        const list = await store.insertDocument(projectId, 'c', [1, 'two', { three: 3 }])
+        const text = await store.insertDocument(projectId, 'c', 'just text')
+        expect(await store.getDocument(projectId, 'c', list)).toEqual([1, 'two', { three: 3 }])
+        expect(await store.getDocument(projectId, 'c', text)).toBe('just text')
+      })
+    })
+
+    describe('schedule claims', () => {
+      it('grants each schedule and minute once', async () => {
+        const projectId = freshProject()
+        expect(await store.claimScheduleMinute(projectId, 'nightly', at(0))).toBe(true)
+        expect(await store.claimScheduleMinute(projectId, 'nightly', at(0))).toBe(false)
+        expect(await other.claimScheduleMinute(projectId, 'nightly', at(0))).toBe(false)
+        expect(await store.claimScheduleMinute(projectId, 'nightly', at(1))).toBe(true)
+        expect(await store.claimScheduleMinute(projectId, 'hourly', at(0))).toBe(true)
+        expect(await store.claimScheduleMinute(freshProject(), 'nightly', at(0))).toBe(true)
+      })
+
+      it('treats two spellings of one ISO minute as the same claim', async () => {
+        const projectId = freshProject()
+        expect(await store.claimScheduleMinute(projectId, 's', '2024-05-01T09:00:00.000Z')).toBe(true)
+        expect(await other.claimScheduleMinute(projectId, 's', '2024-05-01T09:00:00Z')).toBe(false)
+      })
+
+      it('gives exactly one of 20 concurrent claims on one instance', async () => {
+        const projectId = freshProject()
+        const results = await Promise.all(Array.from({ length: 20 }, () => store.claimScheduleMinute(projectId, 's', at(7))))
+        expect(results.filter(Boolean)).toHaveLength(1)
+      })
+
+      it('gives exactly one of 20 concurrent claims across two instances', async () => {
+        const projectId = freshProject()
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).claimScheduleMinute(projectId, 's', at(8))),
+        )
+        expect(results.filter(Boolean)).toHaveLength(1)
+      })
+    })
+
+    describe('heartbeat', () => {
+      it('keeps the latest heartbeat per project', async () => {
+        const projectId = freshProject()
+        expect(await store.getHeartbeat(projectId)).toBeNull()
+        const first = { projectId, at: at(0), summary: { ok: true, ran: 2, errors: 0 } }
+        await store.saveHeartbeat(first)
+        expect(await other.getHeartbeat(projectId)).toEqual(first)
+        const second = { projectId, at: at(1), summary: { ok: false, ran: 1, errors: 1, nested: { a: [1] } } }
+        await other.saveHeartbeat(second)
+        expect(await store.getHeartbeat(projectId)).toEqual(second)
+        expect(await store.getHeartbeat(freshProject())).toBeNull()
+      })
+    })
+
+    describe('cursors and outbox', () => {
+      it('moves a cursor only from the expected value', async () => {
+        const projectId = freshProject()
+        expect(await store.getCursor(projectId, 'alert:0')).toBeNull()
+        expect(await store.advanceCursor(projectId, 'alert:0', at(5), at(6), null)).toBe(false)
+        expect(await store.getCursor(projectId, 'alert:0')).toBeNull()
+        expect(await store.advanceCursor(projectId, 'alert:0', null, at(1), null)).toBe(true)
+        expect(await other.getCursor(projectId, 'alert:0')).toBe(at(1))
+        expect(await store.advanceCursor(projectId, 'alert:0', null, at(9), { channel: 'ops', payload: { text: 'lost' } })).toBe(false)
+        expect(await store.advanceCursor(projectId, 'alert:0', at(0), at(9), null)).toBe(false)
+        expect(await store.getCursor(projectId, 'alert:0')).toBe(at(1))
+        expect(await store.advanceCursor(projectId, 'alert:0', at(1), at(2), null)).toBe(true)
+        expect(await store.getCursor(projectId, 'alert:0')).toBe(at(2))
+        expect(await store.getCursor(projectId, 'digest:0')).toBeNull()
+        // A losing CAS enqueued nothing, and a null message enqueues nothing.
+        expect(await store.leaseOutbox(projectId, 60_000, new Date())).toEqual([])
+      })
+
+      it('lets exactly one of two racing instances advance a first-ever cursor, and enqueues only its message', async () => {
+        const projectId = freshProject()
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 === 0 ? store : other).advanceCursor(projectId, 'digest:0', null, at(i + 1), { channel: 'ops', payload: { from: i } }),
+          ),
+        )
+        expect(results.filter(Boolean)).toHaveLength(1)
+        const winner = results.indexOf(true)
+        expect(await store.getCursor(projectId, 'digest:0')).toBe(at(winner + 1))
+        const leased = await other.leaseOutbox(projectId, 60_000, new Date())
+        expect(leased.map((m) => m.payload)).toEqual([{ from: winner }])
+      })
+
+      it('lets exactly one of two racing instances advance an existing cursor', async () => {
+        const projectId = freshProject()
+        await store.advanceCursor(projectId, 'alert:0', null, at(0), null)
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 === 0 ? store : other).advanceCursor(projectId, 'alert:0', at(0), at(i + 1), { channel: 'ops', payload: { from: i } }),
+          ),
+        )
+        expect(results.filter(Boolean)).toHaveLength(1)
+        const leased = await store.leaseOutbox(projectId, 60_000, new Date())
+        expect(leased).toHaveLength(1)
+        expect(leased[0]?.payload).toEqual({ from: results.indexOf(true) })
+      })
+
+      it('leases a message with its fields, and not again while the lease holds', async () => {
+        const projectId = freshProject()
+        const payload = { text: 'create-order failed 2 times', runs: ['r1', 'r2'], count: 2 }
+        await store.advanceCursor(projectId, 'alert:0', null, at(1), { channel: 'ops', payload })
+        const now = new Date()
+        const leased = await store.leaseOutbox(projectId, 60_000, now)
+        expect(leased).toHaveLength(1)
+        const message = leased[0]!
+        expect(typeof message.id).toBe('string')
+        expect(message).toMatchObject({ projectId, channel: 'ops', payload, attempts: 0, lastError: null })
+        expect(new Date(message.createdAt).toISOString()).toBe(message.createdAt)
+        expect(await store.leaseOutbox(projectId, 60_000, now)).toEqual([])
+        expect(await other.leaseOutbox(projectId, 60_000, new Date(now.getTime() + 30_000))).toEqual([])
+        expect(await other.leaseOutbox(freshProject(), 60_000, now)).toEqual([])
+      })
+
+      it('never leases one message to two instances at once', async () => {
+        const projectId = freshProject()
+        for (let i = 0; i < 8; i++) {
+          expect(await store.advanceCursor(projectId, `rule:${i}`, null, at(i), { channel: 'ops', payload: { n: i } })).toBe(true)
+        }
+        const now = new Date()
+        const batches = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : other).leaseOutbox(projectId, 60_000, now)),
+        )
+        const ids = batches.flat().map((m) => m.id)
+        expect(ids).toHaveLength(8)
+        expect(new Set(ids).size).toBe(8)
+        expect(batches.flat().map((m) => m.payload.n).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+      })
+
+      it('leases a message again once its lease has expired', async () => {
+        const projectId = freshProject()
+        await store.advanceCursor(projectId, 'alert:0', null, at(1), { channel: 'ops', payload: { n: 1 } })
+        const now = Date.now()
+        const [first] = await store.leaseOutbox(projectId, 1000, new Date(now))
+        expect(first).toBeDefined()
+        expect(await other.leaseOutbox(projectId, 1000, new Date(now + 500))).toEqual([])
+        const again = await other.leaseOutbox(projectId, 1000, new Date(now + 2000))
+        expect(again.map((m) => m.id)).toEqual([first!.id])
+      })
+
+      it('frees a failed message for the next tick and counts its attempts', async () => {
+        const projectId = freshProject()
+        await store.advanceCursor(projectId, 'alert:0', null, at(1), { channel: 'ops', payload: { n: 1 } })
+        const now = new Date()
+        const [message] = await store.leaseOutbox(projectId, 60_000, now)
+        await store.markFailed(message!.id, 'HTTP 502 from webhook')
+        const [retry] = await other.leaseOutbox(projectId, 60_000, now)
+        expect(retry).toMatchObject({ id: message!.id, attempts: 1, lastError: 'HTTP 502 from webhook' })
+        await other.markFailed(retry!.id, 'timeout')
+        const [third] = await store.leaseOutbox(projectId, 60_000, now)
+        expect(third).toMatchObject({ id: message!.id, attempts: 2, lastError: 'timeout' })
+      })
+
+      it('never leases a delivered message again', async () => {
+        const projectId = freshProject()
+        await store.advanceCursor(projectId, 'a', null, at(1), { channel: 'ops', payload: { n: 1 } })
+        await store.advanceCursor(projectId, 'b', null, at(1), { channel: 'local', payload: { n: 2 } })
+        const now = Date.now()
+        const leased = await store.leaseOutbox(projectId, 1000, new Date(now))
+        expect(leased.map((m) => m.payload.n)).toEqual([1, 2])
+        await store.markDelivered(leased[0]!.id)
+        await store.markFailed(leased[1]!.id, 'disk full')
+        const later = await other.leaseOutbox(projectId, 1000, new Date(now + 60_000))
+        expect(later.map((m) => m.payload.n)).toEqual([2])
+        await other.markDelivered(later[0]!.id)
+        expect(await store.leaseOutbox(projectId, 1000, new Date(now + 120_000))).toEqual([])
+        // Unknown ids are ignored.
+        await store.markDelivered('999999999')
+        await store.markFailed('not-an-id', 'x')
+      })
+    })
+  })
+}

@@ -1,0 +1,52 @@
+import Database from 'better-sqlite3'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { openSqliteStore } from '../../src/store/sqlite.js'
+import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js'
+import { describeStoreContract, makeRun } from './contract.js'
+
+const dir = await mkdtemp(join(tmpdir(), 'flowctl-sqlite-'))
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+const file = join(dir, 'contract', 'flowctl.db')
+describeStoreContract('sqlite (file, WAL)', () => openSqliteStore(file), () => openSqliteStore(file))
+
+describe('sqlite store', () => {
+  it('creates the parent folder and uses WAL', async () => {
+    const nested = join(dir, 'a', 'b', '.flowctl', 'flowctl.db')
+    const store = await openSqliteStore(nested)
+    await store.recordRun(makeRun('p'), 10)
+    expect(existsSync(nested)).toBe(true)
+    const raw = new Database(nested, { readonly: true })
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal')
+    raw.close()
+    await store.close()
+  })
+
+  it('applies each migration once however often the file is opened', async () => {
+    const shared = join(dir, 'reopen.db')
+    const stores = await Promise.all([openSqliteStore(shared), openSqliteStore(shared), openSqliteStore(shared)])
+    await Promise.all(stores.map((s) => s.close()))
+    const again = await openSqliteStore(shared)
+    await again.close()
+    const raw = new Database(shared, { readonly: true })
+    const versions = raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]
+    expect(versions.map((v) => v.version)).toEqual(SQLITE_MIGRATIONS.map((m) => m.version))
+    raw.close()
+  })
+
+  it('works in memory', async () => {
+    const store = await openSqliteStore(':memory:')
+    const run = makeRun('mem')
+    await store.recordRun(run, 10)
+    expect(await store.getRun('mem', run.id)).toStrictEqual(run)
+    await store.close()
+  })
+
+  it('reports a file it cannot create as STORE_UNAVAILABLE', async () => {
+    await expect(openSqliteStore('/proc/flowctl-cannot/x.db')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+  })
+})
