@@ -23,14 +23,15 @@ export async function run({ log = console.log } = {}) {
     await checkOrderResponse(route)
     const [red, flow] = await alternate(
       [
-        { name: `Node-RED ${NODE_RED_VERSION}`, url: nodeRed.url + '/order' },
-        { name: 'flowctl (SQLite)', url: route, headers: { authorization: `Bearer ${BENCH_TOKEN}` } },
+        { name: `Node-RED ${NODE_RED_VERSION}`, url: nodeRed.url + '/order', pid: nodeRed.child.pid },
+        { name: 'flowctl (SQLite)', url: route, headers: { authorization: `Bearer ${BENCH_TOKEN}` }, pid: flowctl.child.pid },
       ],
       { log },
     )
     const ratio = flow.rps / red.rps
     rows.push(row(`Order flow vs Node-RED ${NODE_RED_VERSION} (req/s; baseline = Node-RED)`, flow.rps.toFixed(0), red.rps.toFixed(0), fmtRatio(ratio), '> 1× (flowctl ahead)', ratio > 1))
     rows.push(row('Order flow vs Node-RED, p50 / p99', `${flow.p50.toFixed(1)} / ${flow.p99.toFixed(1)} ms`, `${red.p50.toFixed(1)} / ${red.p99.toFixed(1)} ms`, fmtRatio(flow.p99 / red.p99) + ' (p99)', '—', null))
+    rows.push(row('Order flow vs Node-RED, server CPU per request', `${flow.cpuUs.toFixed(0)} µs`, `${red.cpuUs.toFixed(0)} µs`, fmtRatio(flow.cpuUs / red.cpuUs), '—', null))
     notes.push(`Node-RED non-2xx ${red.non2xx}, flowctl non-2xx ${flow.non2xx}; flowctl validates, authenticates and records every run in SQLite, the Node-RED flow does neither`)
   } catch (error) {
     log(`  failed: ${error.message}`)

@@ -32,14 +32,15 @@ async function measureStore(label, dir, baseline, env, rows, notes, log) {
     await checkOrderResponse(flowctl.url + ROUTE)
     const [base, flow] = await alternate(
       [
-        { name: 'h3 baseline', url: baseline.url + '/order' },
-        { name: `flowctl (${label})`, url: flowctl.url + ROUTE, headers: AUTH },
+        { name: 'h3 baseline', url: baseline.url + '/order', pid: baseline.child.pid },
+        { name: `flowctl (${label})`, url: flowctl.url + ROUTE, headers: AUTH, pid: flowctl.child.pid },
       ],
       { log },
     )
     const ratio = flow.rps / base.rps
     rows.push(row(`Run API throughput, ${label} (req/s, mean of 2)`, flow.rps.toFixed(0), base.rps.toFixed(0), fmtRatio(ratio), '≥ 0.50×', ratio >= 0.5))
     rows.push(row(`Run API latency p50 / p99, ${label}`, `${flow.p50.toFixed(1)} / ${flow.p99.toFixed(1)} ms`, `${base.p50.toFixed(1)} / ${base.p99.toFixed(1)} ms`, fmtRatio(flow.p99 / base.p99) + ' (p99)', '—', null))
+    rows.push(row(`Run API server CPU per request, ${label}`, `${flow.cpuUs.toFixed(0)} µs`, `${base.cpuUs.toFixed(0)} µs`, fmtRatio(flow.cpuUs / base.cpuUs), '—', null))
     const bad = flow.non2xx + flow.errors
     rows.push(row(`Run API non-2xx + socket errors, ${label}`, String(bad), String(base.non2xx + base.errors), '—', '0', bad === 0))
   } finally {

@@ -1,6 +1,7 @@
 // autocannon wrapper: one fixed load shape for every server, so the figures compare.
 import autocannon from 'autocannon'
 import { DURATION } from './paths.js'
+import { cpuMs } from './proc.js'
 
 /** Two order bodies, cycled, so both branches of the If (qty > 10) are taken. */
 export const ORDER_BODIES = [JSON.stringify({ sku: 'A-1', qty: 5 }), JSON.stringify({ sku: 'B-2', qty: 42 })]
@@ -31,16 +32,21 @@ export async function loadOrders(url, { headers = {}, duration = DURATION, conne
 
 /**
  * Alternates the targets (A, B, A, B, …) `rounds` times after a 1-second warm-up each,
- * and returns per target { runs, rps, p50, p99, non2xx, errors } with the means of its runs.
+ * and returns per target { runs, rps, p50, p99, cpuUs, non2xx, errors } with the means of its runs
+ * (cpuUs: the server's CPU µs per request when the target gives its `pid`).
  */
 export async function alternate(targets, { rounds = 2, log = console.log } = {}) {
   for (const target of targets) await loadOrders(target.url, { headers: target.headers, duration: 1 })
   const runs = targets.map(() => [])
   for (let round = 0; round < rounds; round++) {
     for (const [i, target] of targets.entries()) {
+      const cpuBefore = target.pid ? cpuMs(target.pid) : 0
       const run = await loadOrders(target.url, { headers: target.headers })
+      // CPU time of the server per request: far less sensitive to other load on the machine than req/s.
+      run.cpuUs = target.pid ? ((cpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, run.total) : NaN
       runs[i].push(run)
-      log(`  ${target.name.padEnd(22)} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}, errors ${run.errors}`)
+      const cpu = Number.isFinite(run.cpuUs) ? `, server CPU ${run.cpuUs.toFixed(0)} µs/req` : ''
+      log(`  ${target.name.padEnd(22)} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}, errors ${run.errors}${cpu}`)
     }
   }
   return targets.map((target, i) => ({
@@ -49,6 +55,7 @@ export async function alternate(targets, { rounds = 2, log = console.log } = {})
     rps: mean(runs[i].map((r) => r.rps)),
     p50: mean(runs[i].map((r) => r.p50)),
     p99: mean(runs[i].map((r) => r.p99)),
+    cpuUs: mean(runs[i].map((r) => r.cpuUs)),
     non2xx: sum(runs[i].map((r) => r.non2xx)),
     errors: sum(runs[i].map((r) => r.errors + r.timeouts)),
   }))

@@ -103,3 +103,10 @@ export function rssMb(pid) {
   if (!match) throw new Error(`no VmRSS for pid ${pid}`)
   return Number(match[1]) / 1024
 }
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (100 Hz ticks). */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}

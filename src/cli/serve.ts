@@ -2,7 +2,6 @@
 // flows on change, tick once a minute with --cron, and shut down gracefully on SIGINT/SIGTERM
 // (stop accepting, let in-flight requests finish for up to 10 s, close watchers and stores).
 // Never calls process.exit: the promise resolves after shutdown and the CLI entry sets the exit code.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
 import type { Project } from '../project/model.js'
 
@@ -27,7 +26,6 @@ export interface ServeOptions {
 }
 
 const SHUTDOWN_GRACE_MS = 10_000
-const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1'])
 
 export async function serveCommand(dirs: string[], options: ServeOptions = {}): Promise<void> {
   const env = options.env ?? process.env
@@ -92,50 +90,26 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     log: out,
   })
 
-  const { toNodeHandler } = await import('h3/node')
-  const handle = toNodeHandler(app)
-  let inFlight = 0
-  let drained: (() => void) | null = null
-  const tracked = (req: IncomingMessage, res: ServerResponse) => {
-    inFlight++
-    res.once('close', () => {
-      inFlight--
-      if (inFlight === 0) drained?.()
-    })
-    void handle(req, res)
-  }
-
+  // Watching starts before listening, so no change made after the server answers is missed.
+  const watchers = options.watch === false ? null : await startWatching(workspace, err)
   const host = options.host ?? '127.0.0.1'
   const port = options.port ?? (env.PORT ? Number(env.PORT) : 3000)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    await workspace.close()
-    throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
-  }
-  const { listen } = await import('listhen')
-  let server: Server
-  let baseUrl: string
+  let server: import('../http/listen.js').RunningServer
   try {
-    const listener = await listen(tracked, {
-      // isProd: an explicit port is used as given or fails, never silently swapped for another one.
-      port: port === 0 ? { port: 0, random: true } : port,
-      isProd: true,
-      hostname: host,
-      public: !LOCAL_HOSTS.has(host),
-      showURL: false,
-      qr: false,
-      open: false,
-      clipboard: false,
-      autoClose: false,
-    })
-    server = listener.server as Server
-    baseUrl = displayUrl(host, listener.address.port)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
+    }
+    const { listenApp } = await import('../http/listen.js')
+    server = await listenApp(app, { host, port })
   } catch (error) {
+    await watchers?.close()
     await workspace.close()
+    if (isFlowctlError(error)) throw error
     throw new FlowctlError('USAGE', `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
   }
+  const baseUrl = server.url
 
-  const watchers = options.watch === false ? null : await startWatching(workspace, err)
-  const stopCron = options.cron ? startCron(workspace, err) : null
+  const stopCron = options.cron ? (await import('../http/cron-timer.js')).startCronTimer(workspace, err) : null
   printUrls(workspace.list().map((entry) => entry.project), baseUrl, Boolean(options.json), out)
   options.onListening?.(baseUrl)
 
@@ -143,18 +117,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
 
   if (!options.json) err('shutting down…')
   stopCron?.()
-  // Stop accepting; keep-alive connections with nothing in flight are closed now.
-  const closed = new Promise<void>((done) => server.close(() => done()))
-  server.closeIdleConnections()
-  if (inFlight > 0) {
-    await Promise.race([
-      new Promise<void>((done) => (drained = done)),
-      new Promise<void>((done) => setTimeout(done, SHUTDOWN_GRACE_MS).unref()),
-    ])
-  }
-  shutdown.abort()
-  server.closeAllConnections()
-  await closed
+  await server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort())
   await watchers?.close()
   await workspace.close()
 }
@@ -187,36 +150,6 @@ async function loadProjects(dirs: string[], env: NodeJS.ProcessEnv, err: (line: 
 async function startWatching(workspace: import('../http/workspace.js').Workspace, log: (line: string) => void) {
   const { watchProjects } = await import('../http/reload.js')
   return watchProjects(workspace, { log })
-}
-
-/** `--cron`: one tick at every minute boundary (a little after it, so the minute has begun). */
-function startCron(workspace: import('../http/workspace.js').Workspace, log: (line: string) => void): () => void {
-  let timer: NodeJS.Timeout | null = null
-  let stopped = false
-  const schedule = () => {
-    const wait = 60_000 - (Date.now() % 60_000) + 50
-    timer = setTimeout(async () => {
-      if (stopped) return
-      try {
-        const { tickWorkspace } = await import('../http/tick-workspace.js')
-        const summary = await tickWorkspace(workspace, new Date(), log)
-        if (summary.ran > 0 || !summary.ok) log(`tick ${summary.at}: ran ${summary.ran}, errors ${summary.errors}`)
-      } catch (error) {
-        log(`tick failed: ${error instanceof Error ? error.message : String(error)}`)
-      }
-      if (!stopped) schedule()
-    }, wait)
-  }
-  schedule()
-  return () => {
-    stopped = true
-    if (timer) clearTimeout(timer)
-  }
-}
-
-function displayUrl(host: string, port: number): string {
-  const shown = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host
-  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`
 }
 
 function printUrls(projects: Project[], baseUrl: string, json: boolean, out: (line: string) => void): void {

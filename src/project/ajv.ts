@@ -37,12 +37,15 @@ function getInputAjv(): Ajv {
   return inputAjv
 }
 
-/** Null when the user's schema is a valid JSON Schema; otherwise what is wrong with it. Checked
- *  against the meta-schema only: compiling every input schema would slow down every load. */
-export function inputSchemaProblem(schema: JsonSchema): string | null {
+/** Null when the user's schema is a valid JSON Schema; otherwise where (a path inside the schema)
+ *  and what is wrong. Checked against the meta-schema only: compiling every input schema would
+ *  slow down every load, and the engine compiles them anyway. */
+export function inputSchemaProblem(schema: JsonSchema): { path: string[]; message: string } | null {
   const ajv = getInputAjv()
   if (ajv.validateSchema(schema)) return null
-  return ajv.errorsText(ajv.errors, { dataVar: 'schema' })
+  const first = ajv.errors?.[0]
+  const path = (first?.instancePath ?? '').split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  return { path, message: `${path.length ? `${path.join('.')} ` : ''}${first?.message ?? 'is not valid'}` }
 }
 
 /**

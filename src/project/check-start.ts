@@ -47,7 +47,9 @@ export function readStartInfo(entry: NodeEntry, collector: ProblemCollector): St
     inputs[section] = schema
     const at = [...entry.path, 'inputs', section]
     const schemaProblem = inputSchemaProblem(schema)
-    if (schemaProblem) collector.error(at, `${entry.label}: inputs.${section} is not a valid JSON Schema: ${schemaProblem}`)
+    if (schemaProblem) {
+      collector.error([...at, ...schemaProblem.path], `${entry.label}: inputs.${section} is not a valid JSON Schema: ${schemaProblem.message}`)
+    }
     if (schema.type !== undefined && schema.type !== 'object') {
       collector.error([...at, 'type'], `${entry.label}: inputs.${section} must be a schema of type object (each property is one input)`)
     }

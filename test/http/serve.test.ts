@@ -143,3 +143,19 @@ describe('serveCommand startup failures', () => {
     expect(text()).toContain(empty)
   })
 })
+
+describe('serveCommand on a port in use', () => {
+  it('fails with a usage error instead of moving to another port', async () => {
+    const busy = createServer()
+    await new Promise<void>((ready) => busy.listen(0, '127.0.0.1', () => ready()))
+    const port = (busy.address() as { port: number }).port
+    try {
+      const dir = await copyFixture('example')
+      await expect(
+        serveCommand([dir], { port, host: '127.0.0.1', watch: false, stdout: new PassThrough(), stderr: new PassThrough(), env: {} }),
+      ).rejects.toMatchObject({ name: 'FlowctlError', exitCode: 2, message: expect.stringContaining(String(port)) })
+    } finally {
+      busy.close()
+    }
+  })
+})

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -47,6 +47,9 @@ describe('sqlite store', () => {
   })
 
   it('reports a file it cannot create as STORE_UNAVAILABLE', async () => {
-    await expect(openSqliteStore('/proc/flowctl-cannot/x.db')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    // A regular file where the folder should be.
+    const blocker = join(dir, 'not-a-folder')
+    await writeFile(blocker, 'x')
+    await expect(openSqliteStore(join(blocker, '.flowctl', 'flowctl.db'))).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
   })
 })

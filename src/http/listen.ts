@@ -1,0 +1,72 @@
+// The socket side of `flowctl serve`: listhen around `toNodeHandler(app)`, a count of requests in
+// flight, and a graceful shutdown (stop accepting, let requests finish within a grace period,
+// then cut what is left).
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { H3 } from 'h3'
+
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1'])
+
+export interface RunningServer {
+  /** Base URL to print, e.g. http://127.0.0.1:3000. */
+  url: string
+  /**
+   * Stops accepting connections, waits up to `graceMs` for requests in flight, calls `cutOff`
+   * (which aborts runs still going), closes every connection and resolves once the server is closed.
+   */
+  shutdown(graceMs: number, cutOff: () => void): Promise<void>
+}
+
+export async function listenApp(app: H3, options: { host: string; port: number }): Promise<RunningServer> {
+  const { toNodeHandler } = await import('h3/node')
+  const { listen } = await import('listhen')
+  const handle = toNodeHandler(app)
+  let inFlight = 0
+  let drained: (() => void) | null = null
+  const tracked = (req: IncomingMessage, res: ServerResponse) => {
+    inFlight++
+    res.once('close', () => {
+      inFlight--
+      if (inFlight === 0) drained?.()
+    })
+    void handle(req, res)
+  }
+
+  const { host, port } = options
+  const listener = await listen(tracked, {
+    // isProd: an explicit port is used as given or fails, never silently swapped for another one.
+    port: port === 0 ? { port: 0, random: true } : port,
+    isProd: true,
+    hostname: host,
+    public: !LOCAL_HOSTS.has(host),
+    showURL: false,
+    qr: false,
+    open: false,
+    clipboard: false,
+    // Our own SIGINT/SIGTERM handling shuts down gracefully; listhen's would call process.exit.
+    autoClose: false,
+  })
+  const server = listener.server as Server
+
+  return {
+    url: displayUrl(host, listener.address.port),
+    async shutdown(graceMs, cutOff) {
+      const closed = new Promise<void>((done) => server.close(() => done()))
+      // Keep-alive connections with nothing in flight are closed now; busy ones finish first.
+      server.closeIdleConnections()
+      if (inFlight > 0) {
+        await Promise.race([
+          new Promise<void>((done) => (drained = done)),
+          new Promise<void>((done) => setTimeout(done, graceMs).unref()),
+        ])
+      }
+      cutOff()
+      server.closeAllConnections()
+      await closed
+    },
+  }
+}
+
+function displayUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`
+}

@@ -1,0 +1,99 @@
+// PostgreSQL schema, as an ordered list of migrations, and the runner that applies them under an
+// advisory lock so several `serve` instances starting at once apply each migration exactly once.
+import type { PoolClient } from 'pg'
+import type { Migration } from './sqlite.js'
+
+export const POSTGRES_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE runs (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY,
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        "trigger" TEXT NOT NULL,
+        method TEXT NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        duration_ms DOUBLE PRECISION NOT NULL,
+        status TEXT NOT NULL,
+        http_status INTEGER,
+        ports JSONB NOT NULL,
+        failed_node_id TEXT,
+        error TEXT
+      );
+      CREATE INDEX runs_by_project_time ON runs (project_id, started_at DESC, seq DESC);
+      CREATE INDEX runs_by_project_flow_time ON runs (project_id, flow, started_at DESC, seq DESC);
+
+      CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        collection TEXT NOT NULL,
+        body JSONB NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      );
+
+      CREATE TABLE schedule_claims (
+        project_id TEXT NOT NULL,
+        schedule_id TEXT NOT NULL,
+        minute TIMESTAMPTZ NOT NULL,
+        claimed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        PRIMARY KEY (project_id, schedule_id, minute)
+      );
+
+      CREATE TABLE heartbeats (
+        project_id TEXT PRIMARY KEY,
+        at TIMESTAMPTZ NOT NULL,
+        summary JSONB NOT NULL
+      );
+
+      CREATE TABLE cursors (
+        project_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (project_id, key)
+      );
+
+      CREATE TABLE outbox (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        payload JSONB NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        lease_until TIMESTAMPTZ,
+        delivered_at TIMESTAMPTZ,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      );
+      CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
+    `,
+  },
+]
+
+/** One lock key for flowctl's migrations in this database (any number that is ours). */
+const MIGRATION_LOCK_KEY = 4_242_001
+
+/** Creates the schema (when given) and applies pending migrations, holding a session advisory lock. */
+export async function migratePostgres(client: PoolClient, schema: string | undefined): Promise<void> {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY])
+  try {
+    if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
+    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
+    const current = rows[0]?.version ?? 0
+    for (const migration of POSTGRES_MIGRATIONS) {
+      if (migration.version <= current) continue
+      await client.query('BEGIN')
+      try {
+        await client.query(migration.sql)
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version])
+        await client.query('COMMIT')
+      } catch (error) {
+        await client.query('ROLLBACK')
+        throw error
+      }
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY])
+  }
+}
