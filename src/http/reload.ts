@@ -2,6 +2,7 @@
 // glob strings since chokidar 4) to flowctl.yaml, the dotenv file and the flow files. Changes are
 // batched for ~30 ms, then `reloadProject` builds a new Project that the workspace swaps in; a flow
 // file with problems keeps its last good version (the loader does that) and its problems are logged.
+import { stat } from 'node:fs/promises'
 import { extname, join, relative, resolve, sep } from 'node:path'
 import type { FSWatcher } from 'chokidar'
 import { formatProblem, isFlowctlError } from '../errors.js'
@@ -9,6 +10,21 @@ import type { Project } from '../project/model.js'
 import type { Workspace } from './workspace.js'
 
 const FLOW_EXTENSIONS = new Set(['.yaml', '.yml', '.json'])
+/**
+ * chokidar throttles `change` events and can drop the last of several quick writes to one file, so
+ * every event is followed by a check of the file's stat this much later.
+ */
+const RECHECK_MS = 150
+
+/** What identifies one version of a file on disk (or its absence). */
+async function fileSignature(file: string): Promise<string> {
+  try {
+    const info = await stat(file)
+    return `${info.ino}:${info.size}:${info.mtimeMs}`
+  } catch {
+    return 'missing'
+  }
+}
 
 export interface WatchOptions {
   log: (line: string) => void
@@ -65,6 +81,9 @@ class ProjectWatcher {
   #timer: NodeJS.Timeout | null = null
   #running: Promise<void> = Promise.resolve()
   #closed = false
+  /** Signature of each file as it was when its last reload began. */
+  #loaded = new Map<string, string>()
+  #rechecks = new Map<string, NodeJS.Timeout>()
 
   constructor(
     private project: Project,
@@ -91,6 +110,7 @@ class ProjectWatcher {
   #changed(file: string): void {
     if (this.#closed || !isWatchedFile(this.#paths, file)) return
     this.#pending.add(file)
+    this.#scheduleRecheck(file)
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = setTimeout(() => {
       this.#timer = null
@@ -99,12 +119,23 @@ class ProjectWatcher {
     }, this.options.debounceMs ?? 30)
   }
 
+  #scheduleRecheck(file: string): void {
+    clearTimeout(this.#rechecks.get(file))
+    const timer = setTimeout(async () => {
+      this.#rechecks.delete(file)
+      if (this.#closed) return
+      if ((await fileSignature(file)) !== this.#loaded.get(file)) this.#changed(file)
+    }, RECHECK_MS)
+    this.#rechecks.set(file, timer)
+  }
+
   async #reload(): Promise<void> {
     if (this.#closed || this.#pending.size === 0) return
     const changed = [...this.#pending]
     this.#pending.clear()
     const previous = this.project
     const files = changed.map((file) => relative(previous.dir, file) || file)
+    for (const file of changed) this.#loaded.set(file, await fileSignature(file))
     try {
       const { reloadProject } = await import('../project/load.js')
       const next = await reloadProject(previous, changed)
@@ -134,6 +165,7 @@ class ProjectWatcher {
   async close(): Promise<void> {
     this.#closed = true
     if (this.#timer) clearTimeout(this.#timer)
+    for (const timer of this.#rechecks.values()) clearTimeout(timer)
     await this.#running.catch(() => {})
     await this.#watcher?.close()
   }

@@ -105,6 +105,20 @@ describe('serveCommand', () => {
     for (const ms of times) expect(ms).toBeLessThan(1_000)
   })
 
+  it('serves the last of many quick writes (chokidar can drop a change event in a burst)', async () => {
+    const file = join(dir, 'flows', 'burst.yaml')
+    for (let i = 0; i < 15; i++) {
+      await writeFile(file, greet(`burst ${i}`).replace('name: Greet', 'name: Burst'))
+      await new Promise((r) => setTimeout(r, 5 + (i % 4) * 15))
+    }
+    const message = async () => {
+      const response = await fetch(`${base}/api/run/shop/burst`)
+      return response.status === 200 ? ((await response.json()) as { message: string }).message : ''
+    }
+    await eventually(async () => (await message()) === 'burst 14', 2_000, 10)
+    await rm(file)
+  })
+
   it('ticks over HTTP with the secret', async () => {
     const response = await fetch(`${base}/api/cron/tick`, { method: 'POST', headers: { 'x-cron-secret': 'tick-secret' } })
     expect(response.status).toBe(200)
