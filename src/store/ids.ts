@@ -19,5 +19,5 @@ export function canonicalIso(value: string, what: string): string {
 
 /** Outbox ids are integers in both databases; anything else names no message. */
 export function parseOutboxId(id: string): number | null {
-  return /^[1-9][0-9]{0,15}$/.test(id) ? Number(id) : null
+  return /^[1-9][0-9]{0,14}$/.test(id) ? Number(id) : null
 }

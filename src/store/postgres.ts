@@ -1,5 +1,173 @@
+// The PostgreSQL store, for several `serve` instances behind a load balancer. Claims, cursor moves
+// and leases are single statements whose WHERE clauses make them safe under concurrency; pg is
+// imported lazily so SQLite-only users never load it.
+import type { Pool, QueryResultRow } from 'pg'
 import { FlowctlError } from '../errors.js'
-import type { Store } from './types.js'
-export async function openPostgresStore(_url: string, _options: { schema?: string } = {}): Promise<Store> {
-  throw new FlowctlError('STORE_UNAVAILABLE', 'PostgreSQL store not written yet')
+import { HistoryCounter } from './history-cap.js'
+import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
+import { migratePostgres } from './migrations/postgres.js'
+import { describeServer, isConnectionError, unavailableError } from './postgres-errors.js'
+import { PG_SQL, listRunsQuery, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow } from './postgres-sql.js'
+import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+export async function openPostgresStore(url: string, options: { schema?: string } = {}): Promise<Store> {
+  const { schema } = options
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new FlowctlError('USAGE', `schema "${schema}" must be lower-case letters, digits and underscores`)
+  }
+  if (!URL.canParse(url)) throw new FlowctlError('USAGE', 'the database URL is not a valid postgres:// URL')
+  const server = describeServer(url)
+  const pg = (await import('pg')).default
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'flowctl',
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  })
+  // An idle connection dropped by the server emits 'error'; unhandled, it would kill the process.
+  // The next query reconnects or fails with STORE_UNAVAILABLE, which is where it is reported.
+  pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
+
+  try {
+    const client = await pool.connect()
+    try {
+      await migratePostgres(client, schema)
+    } finally {
+      client.release()
+    }
+  } catch (error) {
+    await pool.end().catch(() => {})
+    if (error instanceof FlowctlError) throw error
+    if (isConnectionError(error) || /^(28|3D)/.test(String((error as { code?: unknown }).code))) throw unavailableError(error, server)
+    throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the PostgreSQL database at ${server}: ${(error as Error).message}`)
+  }
+  return new PostgresStore(pool, server)
+}
+
+class PostgresStore implements Store {
+  readonly kind = 'postgres' as const
+  private readonly history = new HistoryCounter()
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly server: string,
+  ) {}
+
+  /** Runs one statement, turning a lost connection into STORE_UNAVAILABLE. Named statements are prepared once per connection. */
+  private async query<Row extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
+    try {
+      const result = await this.pool.query<Row>({ name, text, values })
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+    } catch (error) {
+      if (isConnectionError(error)) throw unavailableError(error, this.server)
+      throw error
+    }
+  }
+
+  async recordRun(run: RunRecord, historyCap: number): Promise<void> {
+    await this.query('flowctl_insert_run', PG_SQL.insertRun, [
+      run.id, run.projectId, run.flow, run.trigger, run.method, canonicalIso(run.startedAt, 'startedAt'),
+      run.durationMs, run.status, run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error,
+    ])
+    const trim = await this.history.noteInsert(run.projectId, historyCap, async () => {
+      const { rows } = await this.query<{ n: string }>('flowctl_count_all_runs', PG_SQL.countAllRuns, [run.projectId])
+      return Number(rows[0]?.n ?? 0)
+    })
+    if (trim) {
+      await this.query('flowctl_trim_runs', PG_SQL.trimRuns, [run.projectId, Math.floor(historyCap)])
+      this.history.trimmed(run.projectId, historyCap)
+    }
+  }
+
+  async listRuns(query: RunQuery): Promise<RunRecord[]> {
+    const limit = Math.max(0, Math.floor(query.limit ?? 50))
+    const after = query.after === undefined ? undefined : canonicalIso(query.after, 'after')
+    const { name, text, values } = listRunsQuery(query.projectId, { flow: query.flow, status: query.status, after }, limit)
+    const { rows } = await this.query<RunRow>(name, text, values)
+    return rows.map(toRunRecord)
+  }
+
+  async getRun(projectId: string, id: string): Promise<RunRecord | null> {
+    const { rows } = await this.query<RunRow>('flowctl_get_run', PG_SQL.getRun, [projectId, id])
+    return rows[0] ? toRunRecord(rows[0]) : null
+  }
+
+  async countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }> {
+    const allFlows = flows === null || flows.includes('*')
+    const { rows } = await this.query<{ status: string; n: string }>('flowctl_count_runs', PG_SQL.countRuns, [
+      projectId, allFlows ? null : flows, after === null ? null : canonicalIso(after, 'after'),
+    ])
+    const counts = { success: 0, error: 0 }
+    for (const row of rows) if (row.status === 'success' || row.status === 'error') counts[row.status] = Number(row.n)
+    return counts
+  }
+
+  async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
+    const id = newDocumentId()
+    await this.query('flowctl_insert_document', PG_SQL.insertDocument, [id, projectId, collection, JSON.stringify(document ?? null)])
+    return id
+  }
+
+  async getDocument(projectId: string, collection: string, id: string): Promise<unknown | null> {
+    const { rows } = await this.query<{ body: unknown }>('flowctl_get_document', PG_SQL.getDocument, [projectId, collection, id])
+    return rows[0] ? rows[0].body : null
+  }
+
+  async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {
+    const { rowCount } = await this.query('flowctl_claim', PG_SQL.claim, [projectId, scheduleId, canonicalIso(minute, 'minute')])
+    return rowCount === 1
+  }
+
+  async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
+    await this.query('flowctl_save_heartbeat', PG_SQL.saveHeartbeat, [heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), JSON.stringify(heartbeat.summary)])
+  }
+
+  async getHeartbeat(projectId: string): Promise<Heartbeat | null> {
+    const { rows } = await this.query<{ at: Date; summary: Record<string, unknown> }>('flowctl_get_heartbeat', PG_SQL.getHeartbeat, [projectId])
+    return rows[0] ? { projectId, at: rows[0].at.toISOString(), summary: rows[0].summary } : null
+  }
+
+  async getCursor(projectId: string, key: string): Promise<string | null> {
+    const { rows } = await this.query<{ value: string }>('flowctl_get_cursor', PG_SQL.getCursor, [projectId, key])
+    return rows[0]?.value ?? null
+  }
+
+  async advanceCursor(
+    projectId: string,
+    key: string,
+    expected: string | null,
+    next: string,
+    message: { channel: string; payload: Record<string, unknown> } | null,
+  ): Promise<boolean> {
+    const name = expected === null ? 'flowctl_cursor_first' : 'flowctl_cursor_move'
+    const text = expected === null ? PG_SQL.cursorFirst : PG_SQL.cursorMove
+    const { rows } = await this.query<{ moved: number }>(name, text, [
+      projectId, key, next, expected, message ? message.channel : null, message ? JSON.stringify(message.payload) : null,
+    ])
+    return rows[0]?.moved === 1
+  }
+
+  async leaseOutbox(projectId: string, leaseMs: number, now: Date): Promise<OutboxMessage[]> {
+    const { rows } = await this.query<OutboxRow>('flowctl_lease', PG_SQL.lease, [projectId, new Date(now.getTime() + leaseMs), now])
+    return rows.sort((a, b) => Number(a.id) - Number(b.id)).map(toOutboxMessage)
+  }
+
+  async markDelivered(id: string): Promise<void> {
+    const rowId = parseOutboxId(id)
+    if (rowId !== null) await this.query('flowctl_mark_delivered', PG_SQL.markDelivered, [String(rowId)])
+  }
+
+  async markFailed(id: string, error: string): Promise<void> {
+    const rowId = parseOutboxId(id)
+    if (rowId !== null) await this.query('flowctl_mark_failed', PG_SQL.markFailed, [String(rowId), error])
+  }
+
+  async close(): Promise<void> {
+    if (!this.pool.ended) await this.pool.end()
+  }
 }

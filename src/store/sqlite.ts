@@ -75,6 +75,22 @@ function toOutboxMessage(row: OutboxRow): OutboxMessage {
   }
 }
 
+// Errors that mean "the database cannot be used right now" (another process held the write lock
+// past busy_timeout, a full or read-only disk) are STORE_UNAVAILABLE: the server answers 503.
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/
+
+function guarded<T>(action: () => T): T {
+  try {
+    return action()
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    if (typeof code === 'string' && UNAVAILABLE.test(code)) {
+      throw new FlowctlError('STORE_UNAVAILABLE', `the embedded database is unavailable (${code}): ${(error as Error).message}`, { cause: error })
+    }
+    throw error
+  }
+}
+
 class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
   private readonly sql: SqliteStatements
@@ -95,7 +111,7 @@ class SqliteStore implements Store {
   }
 
   async recordRun(run: RunRecord, historyCap: number): Promise<void> {
-    this.sql.insertRun.run({
+    guarded(() => this.sql.insertRun.run({
       id: run.id,
       project_id: run.projectId,
       flow: run.flow,
@@ -108,10 +124,10 @@ class SqliteStore implements Store {
       ports: JSON.stringify(run.ports),
       failed_node_id: run.failedNodeId,
       error: run.error,
-    })
-    const trim = await this.history.noteInsert(run.projectId, historyCap, () => (this.sql.countAllRuns.get(run.projectId) as { n: number }).n)
+    }))
+    const trim = await this.history.noteInsert(run.projectId, historyCap, () => guarded(() => this.sql.countAllRuns.get(run.projectId) as { n: number }).n)
     if (trim) {
-      this.sql.trimRuns.run(run.projectId, run.projectId, Math.floor(historyCap))
+      guarded(() => this.sql.trimRuns.run(run.projectId, run.projectId, Math.floor(historyCap)))
       this.history.trimmed(run.projectId, historyCap)
     }
   }
@@ -120,22 +136,22 @@ class SqliteStore implements Store {
     const limit = Math.max(0, Math.floor(query.limit ?? 50))
     const after = query.after === undefined ? undefined : canonicalIso(query.after, 'after')
     const { statement, params } = this.sql.listRuns(query.projectId, { flow: query.flow, status: query.status, after }, limit)
-    return (statement.all(params) as RunRow[]).map(toRunRecord)
+    return guarded(() => statement.all(params) as RunRow[]).map(toRunRecord)
   }
 
   async getRun(projectId: string, id: string): Promise<RunRecord | null> {
-    const row = this.sql.getRun.get(projectId, id) as RunRow | undefined
+    const row = guarded(() => this.sql.getRun.get(projectId, id) as RunRow | undefined)
     return row ? toRunRecord(row) : null
   }
 
   async countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }> {
     const allFlows = flows === null || flows.includes('*')
-    const rows = this.sql.countRuns.all({
+    const rows = guarded(() => this.sql.countRuns.all({
       project_id: projectId,
       all_flows: allFlows ? 1 : 0,
       flows: JSON.stringify(allFlows ? [] : flows),
       after: after === null ? null : canonicalIso(after, 'after'),
-    }) as { status: string; n: number }[]
+    }) as { status: string; n: number }[])
     const counts = { success: 0, error: 0 }
     for (const row of rows) if (row.status === 'success' || row.status === 'error') counts[row.status] = row.n
     return counts
@@ -143,33 +159,36 @@ class SqliteStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
     const id = newDocumentId()
-    this.sql.insertDocument.run(id, projectId, collection, JSON.stringify(document ?? null), new Date().toISOString())
+    guarded(() => this.sql.insertDocument.run(id, projectId, collection, JSON.stringify(document ?? null), new Date().toISOString()))
     return id
   }
 
   async getDocument(projectId: string, collection: string, id: string): Promise<unknown | null> {
-    const row = this.sql.getDocument.get(projectId, collection, id) as { body: string } | undefined
+    const row = guarded(() => this.sql.getDocument.get(projectId, collection, id) as { body: string } | undefined)
     return row ? (JSON.parse(row.body) as unknown) : null
   }
 
   async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {
     const at = canonicalIso(minute, 'minute')
-    const claimed = this.sql.claim.run(projectId, scheduleId, at, new Date().toISOString()).changes === 1
-    if (claimed) this.sql.pruneClaims.run(projectId, scheduleId, claimPruneBefore(at))
-    return claimed
+    return guarded(() => {
+      const claimed = this.sql.claim.run(projectId, scheduleId, at, new Date().toISOString()).changes === 1
+      if (claimed) this.sql.pruneClaims.run(projectId, scheduleId, claimPruneBefore(at))
+      return claimed
+    })
   }
 
   async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
-    this.sql.saveHeartbeat.run(heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), JSON.stringify(heartbeat.summary))
+    const at = canonicalIso(heartbeat.at, 'at')
+    guarded(() => this.sql.saveHeartbeat.run(heartbeat.projectId, at, JSON.stringify(heartbeat.summary)))
   }
 
   async getHeartbeat(projectId: string): Promise<Heartbeat | null> {
-    const row = this.sql.getHeartbeat.get(projectId) as { at: string; summary: string } | undefined
+    const row = guarded(() => this.sql.getHeartbeat.get(projectId) as { at: string; summary: string } | undefined)
     return row ? { projectId, at: row.at, summary: JSON.parse(row.summary) as Record<string, unknown> } : null
   }
 
   async getCursor(projectId: string, key: string): Promise<string | null> {
-    return (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
+    return guarded(() => this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
   }
 
   async advanceCursor(
@@ -179,22 +198,22 @@ class SqliteStore implements Store {
     next: string,
     message: { channel: string; payload: Record<string, unknown> } | null,
   ): Promise<boolean> {
-    return this.advance(projectId, key, expected, next, message)
+    return guarded(() => this.advance(projectId, key, expected, next, message))
   }
 
   async leaseOutbox(projectId: string, leaseMs: number, now: Date): Promise<OutboxMessage[]> {
-    const rows = this.sql.lease.all(now.getTime() + leaseMs, projectId, now.getTime()) as OutboxRow[]
+    const rows = guarded(() => this.sql.lease.all(now.getTime() + leaseMs, projectId, now.getTime()) as OutboxRow[])
     return rows.sort((a, b) => a.id - b.id).map(toOutboxMessage)
   }
 
   async markDelivered(id: string): Promise<void> {
     const rowId = parseOutboxId(id)
-    if (rowId !== null) this.sql.markDelivered.run(new Date().toISOString(), rowId)
+    if (rowId !== null) guarded(() => this.sql.markDelivered.run(new Date().toISOString(), rowId))
   }
 
   async markFailed(id: string, error: string): Promise<void> {
     const rowId = parseOutboxId(id)
-    if (rowId !== null) this.sql.markFailed.run(error, rowId)
+    if (rowId !== null) guarded(() => this.sql.markFailed.run(error, rowId))
   }
 
   async close(): Promise<void> {

@@ -38,6 +38,24 @@ describe('sqlite store', () => {
     raw.close()
   })
 
+  it('answers STORE_UNAVAILABLE when another process holds the write lock past busy_timeout (5 s)', async () => {
+    const shared = join(dir, 'locked.db')
+    const store = await openSqliteStore(shared)
+    const holder = new Database(shared)
+    holder.exec('BEGIN IMMEDIATE')
+    try {
+      await expect(store.recordRun(makeRun('p'), 10)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    } finally {
+      holder.exec('ROLLBACK')
+      holder.close()
+    }
+    // Reads are never blocked by a writer in WAL mode, and writes work again once the lock is gone.
+    const run = makeRun('p')
+    await store.recordRun(run, 10)
+    expect(await store.getRun('p', run.id)).toStrictEqual(run)
+    await store.close()
+  }, 20_000)
+
   it('works in memory', async () => {
     const store = await openSqliteStore(':memory:')
     const run = makeRun('mem')

@@ -1,0 +1,86 @@
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { DEFAULT_LIMITS, type Project } from '../../src/project/model.js'
+import { openStore } from '../../src/store/index.js'
+import { makeRun } from './contract.js'
+
+const dir = await mkdtemp(join(tmpdir(), 'flowctl-open-store-'))
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+function project(database: string, secrets: Record<string, string> = {}): Project {
+  return {
+    dir,
+    settings: {
+      projectId: 'shop',
+      name: 'Shop',
+      flows: 'flows',
+      timezone: 'UTC',
+      database,
+      secrets: '.env',
+      limits: DEFAULT_LIMITS,
+      notify: { channels: {}, alerts: [], digests: [] },
+    },
+    flows: new Map(),
+    secrets: new Map(Object.entries(secrets)),
+    problems: [],
+  }
+}
+
+async function failure(promise: Promise<unknown>): Promise<Error & { code?: string }> {
+  const outcome = await promise.then(
+    () => null,
+    (error: unknown) => error as Error & { code?: string },
+  )
+  if (!outcome) throw new Error('expected openStore to fail')
+  return outcome
+}
+
+describe('openStore', () => {
+  it('opens the embedded database under .flowctl/', async () => {
+    const store = await openStore(project('embedded'), { env: {} })
+    expect(store.kind).toBe('sqlite')
+    const run = makeRun('shop')
+    await store.recordRun(run, 100)
+    await store.close()
+    expect(existsSync(join(dir, '.flowctl', 'flowctl.db'))).toBe(true)
+    const again = await openStore(project('embedded'), { env: {} })
+    expect(await again.getRun('shop', run.id)).toStrictEqual(run)
+    await again.close()
+  })
+
+  it('lets FLOWCTL_DATABASE_URL override the setting, both ways', async () => {
+    const embedded = await openStore(project('postgres://u:sekret@127.0.0.1:1/x'), { env: { FLOWCTL_DATABASE_URL: 'embedded' } })
+    expect(embedded.kind).toBe('sqlite')
+    await embedded.close()
+    const error = await failure(openStore(project('embedded'), { env: { FLOWCTL_DATABASE_URL: 'postgres://u:sekret@127.0.0.1:1/x' } }))
+    expect(error.code).toBe('STORE_UNAVAILABLE')
+    expect(error.message).toBe('cannot reach PostgreSQL at 127.0.0.1:1 (ECONNREFUSED)')
+  })
+
+  it('names an unset secret of the database URL', async () => {
+    const error = await failure(openStore(project('postgres://app:${secrets.DB_PASSWORD}@db:5432/app'), { env: {} }))
+    expect(error.code).toBe('STORE_UNAVAILABLE')
+    expect(error.message).toBe('the database URL uses secret DB_PASSWORD, which is not set')
+  })
+
+  it('resolves secrets in the URL and never shows the password', async () => {
+    const setting = 'postgresql://app:${secrets.DB_PASSWORD}@127.0.0.1:1/app'
+    const error = await failure(openStore(project(setting, { DB_PASSWORD: 'hunter2-secret' }), { env: {} }))
+    // Reaching the connect step (not the unset-secret error) shows the secret was resolved.
+    expect(error.code).toBe('STORE_UNAVAILABLE')
+    expect(error.message).toBe('cannot reach PostgreSQL at 127.0.0.1:1 (ECONNREFUSED)')
+    expect(`${error.message} ${error.stack} ${JSON.stringify(error)}`).not.toContain('hunter2')
+  })
+
+  it('rejects other database settings as a usage error without echoing them', async () => {
+    const error = await failure(openStore(project('mysql://root:sekret@db/app'), { env: {} }))
+    expect(error.code).toBe('USAGE')
+    expect(error.message).not.toContain('sekret')
+    const fromEnv = await failure(openStore(project('embedded'), { env: { FLOWCTL_DATABASE_URL: 'sqlite:x' } }))
+    expect(fromEnv.code).toBe('USAGE')
+    expect(fromEnv.message).toContain('FLOWCTL_DATABASE_URL')
+  })
+})

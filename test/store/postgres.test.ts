@@ -1,0 +1,69 @@
+// Runs the store contract against a real PostgreSQL when FLOWCTL_TEST_DATABASE_URL is set, in a
+// fresh schema that is dropped afterwards.
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import { openPostgresStore } from '../../src/store/postgres.js'
+import type { Store } from '../../src/store/types.js'
+import { describeStoreContract, makeRun } from './contract.js'
+
+const url = process.env.FLOWCTL_TEST_DATABASE_URL
+const schema = `flowctl_test_${randomBytes(6).toString('hex')}`
+
+if (!url) console.warn('PostgreSQL store suite skipped: set FLOWCTL_TEST_DATABASE_URL=postgres://... to run it')
+
+async function dropSchema(name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`)
+  } finally {
+    await client.end()
+  }
+}
+
+// Skipped only when no PostgreSQL server is configured: this suite needs a real database.
+describe.skipIf(!url)('postgres store', () => {
+  afterAll(() => dropSchema(schema))
+
+  describeStoreContract('postgres', () => openPostgresStore(url!, { schema }), () => openPostgresStore(url!, { schema }))
+
+  it('applies each migration once when several instances open a new schema at once', async () => {
+    const fresh = `${schema}_m`
+    try {
+      const stores: Store[] = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore(url!, { schema: fresh })))
+      const run = makeRun('p')
+      await stores[0]!.recordRun(run, 10)
+      expect(await stores[3]!.getRun('p', run.id)).toStrictEqual(run)
+      await Promise.all(stores.map((s) => s.close()))
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      const { rows } = await client.query(`SELECT version FROM "${fresh}".schema_migrations ORDER BY version`)
+      await client.end()
+      expect(rows.map((r) => r.version)).toEqual([1])
+    } finally {
+      await dropSchema(fresh)
+    }
+  })
+
+  it('rejects a schema name that is not a plain identifier', async () => {
+    await expect(openPostgresStore(url!, { schema: 'x; DROP TABLE runs' })).rejects.toMatchObject({ code: 'USAGE' })
+  })
+})
+
+describe('postgres store without a server', () => {
+  it('reports an unreachable server without the password', async () => {
+    const error = await openPostgresStore('postgres://flow:sekret-pw@127.0.0.1:1/x').catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    const message = (error as Error).message
+    expect(message).toBe('cannot reach PostgreSQL at 127.0.0.1:1 (ECONNREFUSED)')
+    expect(JSON.stringify(error)).not.toContain('sekret')
+    expect(String((error as Error).stack)).not.toContain('sekret')
+  })
+
+  it('rejects a URL it cannot parse without echoing it', async () => {
+    const error = await openPostgresStore('postgres://u:sekret@[bad').catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'USAGE' })
+    expect((error as Error).message).not.toContain('sekret')
+  })
+})
