@@ -47,7 +47,7 @@ describe('flowctl serve (real process)', () => {
     expect(await response.json()).toMatchObject({ ok: true, id: expect.any(String) })
 
     const history = await flowctl(['history', 'show', String(runId), '--project', project, '--json'])
-    expect(history.exitCode).toBe(0)
+    expect(history).toMatchObject({ exitCode: 0, stderr: '' })
     expect(JSON.parse(history.stdout)).toMatchObject({ id: runId, trigger: 'http', method: 'POST', httpStatus: 201, status: 'success' })
   })
 
@@ -67,6 +67,28 @@ describe('flowctl serve (real process)', () => {
     const tick = await fetch(`${base}/api/cron/tick`, { method: 'POST', headers: { 'x-cron-secret': 'tick-secret' } })
     expect(tick.status).toBe(200)
     expect(await tick.json()).toMatchObject({ ok: true, ran: expect.any(Number), errors: 0 })
+  })
+
+  it('lets a crontab-style `flowctl tick` run beside it on the same project, and shows its heartbeat', async () => {
+    const tick = await flowctl(['tick', '--project', project, '--at', '2026-11-21T02:00:05Z', '--json'])
+    expect(tick.exitCode).toBe(0)
+    expect(JSON.parse(tick.stdout)).toMatchObject({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 1, errors: 0 })
+    // The same minute through the server's endpoint: the claim was taken, nothing runs twice.
+    const tickApi = await fetch(`${base}/api/cron/tick`, { method: 'POST', headers: { authorization: 'Bearer tick-secret' } })
+    expect(tickApi.status).toBe(200)
+    const status = (await (await fetch(`${base}/api/status`)).json()) as { heartbeat: { at: string | null; stale: boolean } }
+    expect(status.heartbeat.stale).toBe(false)
+    expect(Date.now() - new Date(String(status.heartbeat.at)).getTime()).toBeLessThan(120_000)
+    expect(JSON.stringify(status)).toContain('nightly-cleanup')
+    const history = JSON.parse((await flowctl(['history', '--project', project, '--flow', 'nightly-cleanup', '--json'])).stdout)
+    expect(history.filter((r: { startedAt: string }) => r.startedAt.startsWith('2026-11-21T02:00'))).toHaveLength(1)
+    // A request served while the crontab tick shares the database still lands.
+    const response = await fetch(`${base}/api/run/shop/quote`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [{ sku: 'T', price: 1 }] }),
+    })
+    expect(response.status).toBe(200)
   })
 
   it('reloads a flow file when it is added, changed, broken and deleted', async () => {
