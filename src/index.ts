@@ -1,0 +1,27 @@
+// flowctl's programmatic API: every public export, by name. The CLI (src/cli/) is built on these.
+export { main } from './cli/main.js'
+export { ERROR_CATALOG, FlowctlError, formatProblem, isFlowctlError, type ErrorCode } from './errors.js'
+
+export { loadProject, reloadProject, type LoadOptions } from './project/load.js'
+export { validateProject, type ValidationResult } from './project/validate.js'
+export { buildFlowSchema } from './project/schema.js'
+export { referenceName, slugify } from './project/slug.js'
+export { loadSecrets, maskSecrets, resolveSecretText } from './project/secrets.js'
+export type * from './project/model.js'
+
+export { runFlow, newRunId } from './flow/engine.js'
+export type { RunInput, RunOptions, RunOutcome, Trace, TraceStep } from './flow/types.js'
+export { nodeKinds, getNodeKind } from './nodes/registry.js'
+export type { NodeContext, NodeKind, NodeResult } from './nodes/types.js'
+
+export { openStore, embeddedDatabaseFile } from './store/index.js'
+export type { Heartbeat, OutboxMessage, RunQuery, RunRecord, RunStatus, RunTrigger, Store } from './store/types.js'
+
+export { generateOpenApi, type OpenApiDocument } from './openapi/generate.js'
+export { formatOpenApi, type OpenApiFormat } from './openapi/format.js'
+
+export { runTick, type TickSummary } from './schedule/tick.js'
+export { DueIndex, listSchedules } from './schedule/due-index.js'
+
+export { createApp, type AppOptions } from './http/app.js'
+export { Workspace } from './http/workspace.js'
