@@ -31,6 +31,8 @@ try {
   show(top.functions, 30)
   console.log('\ntop functions in flowctl (dist/ ≙ src/):')
   show(top.functions.filter((f) => f.where.startsWith('dist/')), 20)
+  console.log('\nself time by package / folder:')
+  show(top.groups, 15)
   console.log('\nself time by file:')
   show(top.files, 25)
   console.log(`\nprofile: ${join(dir, files[0])}`)

@@ -43,6 +43,7 @@ async function measureStore(label, dir, baseline, env, rows, notes, log) {
     rows.push(row(`Run API server CPU per request, ${label}`, `${flow.cpuUs.toFixed(0)} µs`, `${base.cpuUs.toFixed(0)} µs`, fmtRatio(flow.cpuUs / base.cpuUs), '—', null))
     const bad = flow.non2xx + flow.errors
     rows.push(row(`Run API non-2xx + socket errors, ${label}`, String(bad), String(base.non2xx + base.errors), '—', '0', bad === 0))
+    if (flow.non2xx) notes.push(`${label}: non-2xx statuses ${JSON.stringify(flow.statuses)}`)
   } finally {
     await stopChild(flowctl.child)
   }

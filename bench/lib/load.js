@@ -27,6 +27,8 @@ export async function loadOrders(url, { headers = {}, duration = DURATION, conne
     errors: result.errors,
     timeouts: result.timeouts,
     total: result.requests.total,
+    // e.g. { 503: 12 }: which statuses the non-2xx answers had
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, s]) => [code, s.count])),
   }
 }
 
@@ -46,7 +48,8 @@ export async function alternate(targets, { rounds = 2, log = console.log } = {})
       run.cpuUs = target.pid ? ((cpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, run.total) : NaN
       runs[i].push(run)
       const cpu = Number.isFinite(run.cpuUs) ? `, server CPU ${run.cpuUs.toFixed(0)} µs/req` : ''
-      log(`  ${target.name.padEnd(22)} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}, errors ${run.errors}${cpu}`)
+      const codes = run.non2xx ? ` ${JSON.stringify(run.statuses)}` : ''
+      log(`  ${target.name.padEnd(22)} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}${codes}, errors ${run.errors}${cpu}`)
     }
   }
   return targets.map((target, i) => ({
@@ -57,6 +60,7 @@ export async function alternate(targets, { rounds = 2, log = console.log } = {})
     p99: mean(runs[i].map((r) => r.p99)),
     cpuUs: mean(runs[i].map((r) => r.cpuUs)),
     non2xx: sum(runs[i].map((r) => r.non2xx)),
+    statuses: runs[i].reduce((all, r) => { for (const [c, n] of Object.entries(r.statuses)) all[c] = (all[c] ?? 0) + n; return all }, {}),
     errors: sum(runs[i].map((r) => r.errors + r.timeouts)),
   }))
 }

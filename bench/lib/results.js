@@ -1,7 +1,7 @@
 // The results table: every row is a flowctl figure, a baseline figure measured in the same run,
 // their ratio and the target. Written as Markdown and printed.
 import { writeFileSync, mkdirSync } from 'node:fs'
-import { cpus } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { BENCH_DIR, DURATION, TMP } from './paths.js'
@@ -23,7 +23,8 @@ export function formatTable(sections) {
     '# flowctl benchmarks',
     '',
     `Run ${new Date().toISOString()} on ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
-      `autocannon ${DURATION} s per run, 50 connections. Every baseline was measured in the same run on the same machine.`,
+      `autocannon ${DURATION} s per run, 50 connections, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min). ` +
+      'Every baseline was measured in the same run on the same machine; the server CPU µs per request rows depend least on other load.',
     '',
     '| benchmark | flowctl | baseline | ratio | target | met? |',
     '|---|---|---|---|---|---|',
