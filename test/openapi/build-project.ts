@@ -1,27 +1,10 @@
 // Builds loaded-project objects by hand, so the generator is tested without the loader.
-import type { AuthSettings, Flow, FlowNode, HttpMethod, JsonSchema, Project, StartInputs } from '../../src/project/model.js'
+import type { AuthSettings, Flow, HttpMethod, JsonSchema, Project, StartInputs } from '../../src/project/model.js'
 import { DEFAULT_LIMITS } from '../../src/project/model.js'
+import { buildNode, type NodeSpec } from '../flow/build.js'
 
-export interface NodeSpec {
-  id: string
-  type: string
-  name?: string
-  next?: string | Record<string, string>
-  [setting: string]: unknown
-}
-
-export function node(spec: NodeSpec): FlowNode {
-  const { id, type, name = id, next, ...settings } = spec
-  return {
-    id,
-    type,
-    name,
-    refName: name.toLowerCase().replace(/[^a-z0-9]+/g, '_'),
-    settings,
-    next: typeof next === 'string' ? { out: next } : (next ?? {}),
-    pos: { line: 1, column: 1 },
-  }
-}
+// One node builder for every test: the engine tests' (test/flow/build.ts).
+export const node = buildNode
 
 export interface FlowSpec {
   slug: string
