@@ -1,26 +1,62 @@
-// The ajv instances the loader uses. Node settings and file shapes are our own schemas; input
-// schemas are the user's (unknown keywords ignored, never fatal). Validators are compiled once.
-import { Ajv, type ValidateFunction } from 'ajv'
-import addFormats from 'ajv-formats'
+// The validators the loader uses. Our own schemas (file shapes, node settings) run precompiled
+// validators (generated/, built by `npm run build`); ajv itself is loaded only when something must
+// be compiled: the user's schemas, or our schemas when the generated code is out of date.
+import { createRequire } from 'node:module'
+import type { Ajv, ValidateFunction } from 'ajv'
 import type { NodeKind } from '../nodes/types.js'
+import {
+  builtinFingerprint,
+  builtinSchemas,
+  INPUT_AJV_OPTIONS,
+  SHAPE_AJV_OPTIONS,
+  withSharedDefs,
+} from './builtin-schemas.js'
+import * as generatedMeta from './generated/meta-validator.js'
+import * as generatedShapes from './generated/shape-validators.js'
 import type { JsonSchema } from './model.js'
-import { CONDITION_SCHEMA } from './shapes.js'
 
-// verbose: errors carry the schema and data, which the messages need (oneOf branches, enum values).
-const shapeAjv = new Ajv({ strict: false, allErrors: true, verbose: true })
+export { SHARED_DEFS } from './builtin-schemas.js'
+
+// ajv and ajv-formats are CommonJS: required on first use, so loads that need no compiling skip them.
+const require = createRequire(import.meta.url)
+const loadAjv = () => (require('ajv') as typeof import('ajv')).Ajv
+const loadFormats = () => (require('ajv-formats') as typeof import('ajv-formats')).default
+
 const compiled = new WeakMap<object, ValidateFunction>()
+let precompiled: Map<object, ValidateFunction> | undefined
+let shapeAjv: Ajv | undefined
 
-/** Definitions every node settings schema may refer to (`$ref: '#/$defs/condition'`). */
-export const SHARED_DEFS: Record<string, JsonSchema> = { condition: CONDITION_SCHEMA }
+/** Generated validators by the schema object they check, or none when the schemas changed since
+ *  the build (then everything is compiled here, as correct and only slower). */
+function precompiledValidators(): Map<object, ValidateFunction> {
+  if (!precompiled) {
+    precompiled = new Map()
+    const generated = generatedShapes as unknown as Record<string, ValidateFunction | string | undefined>
+    const schemas = builtinSchemas()
+    if (generated.fingerprint === builtinFingerprint(schemas)) {
+      for (const { name, source } of schemas) {
+        const validate = generated[name]
+        if (typeof validate === 'function') precompiled.set(source, validate)
+      }
+    }
+  }
+  return precompiled
+}
 
-/** A validator for one of our own schemas (file shapes), compiled on first use. */
+/** A validator for one of our own schemas (file shapes), compiled on first use unless precompiled. */
 export function shapeValidator(schema: JsonSchema): ValidateFunction {
-  let validate = compiled.get(schema)
+  let validate = precompiledValidators().get(schema) ?? compiled.get(schema)
   if (!validate) {
-    validate = shapeAjv.compile({ ...schema, $defs: { ...SHARED_DEFS, ...(schema.$defs as object | undefined) } })
+    validate = compileShapeSchema(schema)
     compiled.set(schema, validate)
   }
   return validate
+}
+
+/** Compiles one of our own schemas with ajv (what the generated code was built from). */
+export function compileShapeSchema(schema: JsonSchema): ValidateFunction {
+  shapeAjv ??= new (loadAjv())(SHAPE_AJV_OPTIONS)
+  return shapeAjv.compile(withSharedDefs(schema))
 }
 
 export function settingsValidator(kind: NodeKind): ValidateFunction {
@@ -31,19 +67,34 @@ let inputAjv: Ajv | undefined
 
 function getInputAjv(): Ajv {
   if (!inputAjv) {
-    inputAjv = new Ajv({ strict: false, allErrors: true, verbose: true, useDefaults: true })
-    addFormats.default(inputAjv)
+    inputAjv = new (loadAjv())(INPUT_AJV_OPTIONS)
+    loadFormats()(inputAjv)
   }
   return inputAjv
+}
+
+type MetaCheck = ((schema: unknown) => boolean) & { errors?: ValidateFunction['errors'] }
+
+/** `ajv.validateSchema` for an input schema: the precompiled draft-07 check when the schema names
+ *  no other meta-schema, else ajv's own. */
+function checkAgainstMetaSchema(schema: JsonSchema): { valid: boolean; errors: ValidateFunction['errors'] } {
+  const draft07 = (generatedMeta as unknown as { draft07?: MetaCheck }).draft07
+  if (schema.$schema === undefined && draft07) {
+    const valid = draft07(schema)
+    return { valid, errors: draft07.errors }
+  }
+  const ajv = getInputAjv()
+  const valid = ajv.validateSchema(schema) as boolean
+  return { valid, errors: ajv.errors }
 }
 
 /** Null when the user's schema is a valid JSON Schema; otherwise where (a path inside the schema)
  *  and what is wrong. Checked against the meta-schema only: compiling every input schema would
  *  slow down every load, and the engine compiles them anyway. */
 export function inputSchemaProblem(schema: JsonSchema): { path: string[]; message: string } | null {
-  const ajv = getInputAjv()
-  if (ajv.validateSchema(schema)) return null
-  const first = ajv.errors?.[0]
+  const { valid, errors } = checkAgainstMetaSchema(schema)
+  if (valid) return null
+  const first = errors?.[0]
   const path = (first?.instancePath ?? '').split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
   return { path, message: `${path.length ? `${path.join('.')} ` : ''}${first?.message ?? 'is not valid'}` }
 }

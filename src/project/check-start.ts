@@ -3,6 +3,7 @@ import { checkCronExpression, isValidTimezone } from '../schedule/cron.js'
 import { compileInputSchema, inputSchemaProblem } from './ajv.js'
 import { HTTP_METHODS, type AuthSettings, type HttpMethod, type JsonSchema, type Schedule, type StartInfo, type StartInputs } from './model.js'
 import type { NodeEntry } from './node-entries.js'
+import { plainlySatisfies } from './plain-schema.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import type { ProblemCollector } from './yaml-source.js'
 
@@ -92,6 +93,7 @@ export function readSchedule(
 }
 
 function checkScheduleInput(input: Record<string, unknown>, body: JsonSchema, collector: ProblemCollector): void {
+  if (plainlySatisfies(body, structuredClone(input))) return // no need to load and run ajv
   let validate
   try {
     validate = compileInputSchema(body)

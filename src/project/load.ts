@@ -33,10 +33,9 @@ export async function readProject(dir: string, options: LoadOptions = {}, keep?:
   const secrets = await loadSecrets(join(root, settings.settings.secrets), env)
   const files = new Map<string, FlowFileResult>()
   const listed = await listFlowFiles(root, settings)
-  for (const file of listed ?? []) {
-    const result = await readFlowFile(root, file, settings, secrets)
-    if (result) files.set(file, result)
-  }
+  // Concurrently, so the file reads overlap; the results keep the listed order.
+  const results = await Promise.all((listed ?? []).map((file) => readFlowFile(root, file, settings, secrets)))
+  for (const result of results) if (result) files.set(result.file, result)
   const project = assemble(root, { env, settings, secrets, files }, keep, listed === null)
   return { project, settingsInvalid: settings.collector.hasErrors }
 }

@@ -2,7 +2,7 @@
 // registry so editors (`# yaml-language-server: $schema=...`) know every node kind and setting.
 import { nodeKinds } from '../nodes/registry.js'
 import type { NodeKind } from '../nodes/types.js'
-import { SHARED_DEFS } from './ajv.js'
+import { SHARED_DEFS } from './builtin-schemas.js'
 import type { JsonSchema } from './model.js'
 import { FLOW_FILE_SCHEMA } from './shapes.js'
 

@@ -8,8 +8,15 @@
 // */15 keep running on real time. cron-parser's includesDate is that definition. Its next() does
 // not always agree near an offset change (it shifts gap times and skips repeats), so `nextCronRun`
 // uses next() only as a fast-forward and checks the minutes around each offset change itself.
-import { CronExpressionParser, type CronExpression } from 'cron-parser'
+import { createRequire } from 'node:module'
+import type { CronExpression, CronExpressionParser as Parser } from 'cron-parser'
 import { offsetChanges } from './zone.js'
+
+// cron-parser (and luxon under it, ~40 ms to load) is CommonJS: required on first real use, so a
+// load whose crons are all plainly valid (see `plainlyValid`) never loads it.
+const require = createRequire(import.meta.url)
+let parser: typeof Parser | undefined
+const cronParser = (): typeof Parser => (parser ??= (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser)
 
 const MINUTE_MS = 60_000
 
@@ -50,17 +57,47 @@ export function checkCronExpression(expr: string): string | null {
   }
   // `H` picks a value from a random seed per process: two processes would disagree on the minute.
   if (/(^|[\s,/-])H/.test(normalized)) return `cron "${expr}" uses "H" (hashed values), which is not supported; write the minute and hour explicitly`
+  if (plainlyValid(normalized)) return null
   try {
-    CronExpressionParser.parse(normalized, { tz: 'UTC' })
+    cronParser().parse(normalized, { tz: 'UTC' })
   } catch (error) {
     return `cron "${expr}" is not valid: ${(error as Error).message}`
   }
   return null
 }
 
+/** Lowest and highest value of each field; day of week 7 is Sunday, as 0. */
+const FIELD_RANGES: readonly (readonly [number, number])[] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]]
+const PLAIN_PART = /^(?:\*|(\d{1,2})(?:-(\d{1,2}))?)(?:\/(\d{1,2}))?$/
+
+/** True for 5 fields each of which is `*`, a number or a range in bounds, or a step (`a-b/n`,
+ *  `*\/n`): cron-parser accepts these, so checking them needs no parser. Anything else (lists,
+ *  names, L, #, `a/n`, a day of month with a month) is left to cron-parser;
+ *  test/project/fast-paths.test.ts compares both. */
+function plainlyValid(fields: string): boolean {
+  const parts = fields.split(' ')
+  if (parts[2] !== '*' && parts[3] !== '*') return false // a day that some months lack
+  return parts.every((field, index) => {
+    const [min, max] = FIELD_RANGES[index] as readonly [number, number]
+    const match = PLAIN_PART.exec(field)
+    if (!match) return false
+    const [, from, to, step] = match
+    if (from === undefined && to === undefined && step === undefined) return true // `*`
+    if (from !== undefined && (Number(from) < min || Number(from) > max)) return false
+    if (to !== undefined && (Number(to) < Number(from) || Number(to) > max)) return false
+    if (step === undefined) return true
+    return (from === undefined || to !== undefined) && Number(step) >= 1 && Number(step) <= max - min
+  })
+}
+
+let timezones: Set<string> | undefined
+const canonicalTimezones = (): Set<string> => (timezones ??= new Set(Intl.supportedValuesOf('timeZone')))
+
 /** True for a timezone name the runtime knows (IANA, e.g. Europe/Berlin, or UTC). */
 export function isValidTimezone(tz: string): boolean {
   if (tz.trim() === '') return false
+  // The first Intl.DateTimeFormat costs ~30 ms (ICU start-up); the list of canonical names ~4 ms.
+  if (tz === 'UTC' || canonicalTimezones().has(tz)) return true
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz })
     return true
@@ -75,7 +112,7 @@ function expressionFor(expr: string, timezone: string): CronExpression {
   if (!expression) {
     const problem = checkCronExpression(expr)
     if (problem !== null) throw new Error(problem)
-    expression = CronExpressionParser.parse(fiveFields(expr) as string, { tz: timezone })
+    expression = cronParser().parse(fiveFields(expr) as string, { tz: timezone })
     parsed.set(key, expression)
   }
   return expression
