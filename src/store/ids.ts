@@ -2,9 +2,21 @@
 import { randomBytes } from 'node:crypto'
 import { FlowctlError } from '../errors.js'
 
+// randomBytes per id costs ~3.5 µs (a call into the CSPRNG each time); slicing a 4 KiB pool of
+// random bytes costs ~0.2 µs (randomUUID ~0.26 µs, but a different shape). Each byte is used once.
+const ID_BYTES = 12
+let pool = randomBytes(4096)
+let offset = 0
+
 /** A document id: 24 hex characters, like a MongoDB ObjectId in shape (not in meaning). */
 export function newDocumentId(): string {
-  return randomBytes(12).toString('hex')
+  if (offset + ID_BYTES > pool.length) {
+    pool = randomBytes(4096)
+    offset = 0
+  }
+  const id = pool.toString('hex', offset, offset + ID_BYTES)
+  offset += ID_BYTES
+  return id
 }
 
 /**

@@ -41,16 +41,47 @@ const enqueueIfMoved = `
   )
   SELECT count(*)::int AS moved FROM moved`
 
+/** First key of the trim advisory lock (the second is the project id's hash); any number that is ours. */
+const TRIM_LOCK_KEY = 4_242_002
+
 export const PG_SQL = {
-  insertRun: `INSERT INTO runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12)`,
+  // Group commit: one statement writes every run and document queued in one event-loop turn, as
+  // parallel arrays (one prepared statement whatever the batch size). ORDINALITY keeps `seq` in
+  // queue order, so ties in startedAt still list in insertion order.
+  insertBatch: `WITH docs AS (
+      INSERT INTO documents (id, project_id, collection, body)
+      SELECT d.id, d.project_id, d.collection, d.body::jsonb
+      FROM unnest($13::text[], $14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS d(id, project_id, collection, body, n)
+      ORDER BY d.n
+    )
+    INSERT INTO runs (${RUN_COLUMNS})
+    SELECT r.id, r.project_id, r.flow, r.trig, r.method, r.started_at::timestamptz, r.duration_ms, r.status, r.http_status,
+      r.ports::jsonb, r.failed_node_id, r.error
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::int[],
+      $10::text[], $11::text[], $12::text[])
+      WITH ORDINALITY AS r(id, project_id, flow, trig, method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, n)
+    ORDER BY r.n`,
   countAllRuns: 'SELECT count(*) AS n FROM runs WHERE project_id = $1',
-  trimRuns: `DELETE FROM runs WHERE project_id = $1 AND seq IN
-    (SELECT seq FROM runs WHERE project_id = $1 ORDER BY started_at DESC, seq DESC OFFSET $2)`,
+  // Keeps the newest $2 runs. Only the instance that gets the project's advisory lock (held until
+  // this statement's transaction ends) deletes; another one trimming at the same time skips, so two
+  // DELETEs of one project never overlap (overlapping DELETEs locking rows in different orders is
+  // what deadlocked). It deletes a key range below the $2-th newest run: rows being inserted now
+  // are newer, and INSERTs take no locks on existing rows, so it cannot deadlock with them. The
+  // boundary is two scalar subqueries so even the generic plan is an index range scan.
+  trimRuns: `WITH lock AS (
+      SELECT pg_try_advisory_xact_lock(${TRIM_LOCK_KEY}, hashtext($1::text)) AS got
+    ), boundary AS (
+      SELECT started_at, seq FROM runs WHERE project_id = $1::text ORDER BY started_at DESC, seq DESC OFFSET $2::int - 1 LIMIT 1
+    ), deleted AS (
+      DELETE FROM runs WHERE (SELECT got FROM lock) AND project_id = $1::text
+        AND (started_at, seq) < ((SELECT started_at FROM boundary), (SELECT seq FROM boundary))
+      RETURNING 1
+    )
+    SELECT (SELECT got FROM lock) AS got, (SELECT count(*) FROM deleted)::int AS deleted`,
   getRun: `SELECT ${RUN_COLUMNS} FROM runs WHERE project_id = $1 AND id = $2`,
   countRuns: `SELECT status, count(*) AS n FROM runs
     WHERE project_id = $1 AND ($2::text[] IS NULL OR flow = ANY($2::text[])) AND ($3::timestamptz IS NULL OR started_at > $3::timestamptz)
     GROUP BY status`,
-  insertDocument: 'INSERT INTO documents (id, project_id, collection, body) VALUES ($1, $2, $3, $4::jsonb)',
   getDocument: 'SELECT body FROM documents WHERE project_id = $1 AND collection = $2 AND id = $3',
   // Also prunes this schedule's claims a week older than the claimed minute (see sqlite-statements.ts).
   claim: `WITH pruned AS (

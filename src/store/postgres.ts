@@ -3,12 +3,23 @@
 // imported lazily so SQLite-only users never load it.
 import type { Pool, QueryResultRow } from 'pg'
 import { FlowctlError } from '../errors.js'
-import { HistoryCounter } from './history-cap.js'
+import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { migratePostgres } from './migrations/postgres.js'
 import { describeServer, isConnectionError, unavailableError } from './postgres-errors.js'
 import { PG_SQL, listRunsQuery, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow } from './postgres-sql.js'
 import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
+import { WriteBatcher } from './write-batch.js'
+
+/** A run (startedAt already canonical) or a document waiting for the next group commit. */
+type PgWrite =
+  | { kind: 'run'; run: RunRecord }
+  | { kind: 'document'; id: string; projectId: string; collection: string; body: string }
+
+/** Group commits running at once; writes arriving meanwhile join the next one. */
+const MAX_COMMITS_IN_FLIGHT = 2
+/** A trim skipped (another instance was trimming) or failed is tried again this much later. */
+const TRIM_RETRY_MS = 100
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -52,11 +63,86 @@ export async function openPostgresStore(url: string, options: { schema?: string 
 class PostgresStore implements Store {
   readonly kind = 'postgres' as const
   private readonly history = new HistoryCounter()
+  private readonly trims = new TrimQueue()
+  private readonly countReads = new Map<string, Promise<void>>()
+  private readonly trimRetries = new Map<string, NodeJS.Timeout>()
+  private readonly writes = new WriteBatcher<PgWrite>((items) => this.commitWrites(items), MAX_COMMITS_IN_FLIGHT)
 
   constructor(
     private readonly pool: Pool,
     private readonly server: string,
   ) {}
+
+  /** One statement (one autocommit transaction) for every queued run and document. */
+  private async commitWrites(items: PgWrite[]): Promise<Map<number, unknown> | undefined> {
+    try {
+      await this.query('flowctl_insert_batch', PG_SQL.insertBatch, batchValues(items))
+      return undefined
+    } catch (error) {
+      if (items.length === 1 || (error instanceof FlowctlError && error.code === 'STORE_UNAVAILABLE')) throw error
+    }
+    // A row's own error (say, a duplicate id) failed the whole statement: write the rows one by
+    // one, so only the callers whose rows fail get an error.
+    const failures = new Map<number, unknown>()
+    for (const [index, item] of items.entries()) {
+      try {
+        await this.query('flowctl_insert_batch', PG_SQL.insertBatch, batchValues([item]))
+      } catch (error) {
+        failures.set(index, error)
+      }
+    }
+    return failures
+  }
+
+  /** Counts the committed run and, when the project passed its cap, waits for a trim (never fails). */
+  private async noteRun(projectId: string, cap: number): Promise<void> {
+    if (!isCapped(cap)) return
+    try {
+      if (this.history.get(projectId) !== undefined) this.history.add(projectId, 1)
+      else await this.readCount(projectId)
+    } catch {
+      return // the count is read again with the next run
+    }
+    if (this.history.isDue(projectId, cap)) await this.trims.request(projectId, () => this.trim(projectId, cap))
+  }
+
+  /** Reads the project's count once, however many runs are waiting for it. */
+  private async readCount(projectId: string): Promise<void> {
+    const pending = this.countReads.get(projectId)
+    if (pending) {
+      await pending
+      this.history.add(projectId, 1) // may count this run twice: an early trim, never a late one
+      return
+    }
+    const read = this.query<{ n: string }>('flowctl_count_all_runs', PG_SQL.countAllRuns, [projectId])
+      .then(({ rows }) => this.history.set(projectId, Number(rows[0]?.n ?? 0)))
+      .finally(() => this.countReads.delete(projectId))
+    this.countReads.set(projectId, read)
+    await read
+  }
+
+  private async trim(projectId: string, cap: number): Promise<void> {
+    const atStart = this.history.get(projectId)
+    // A trim queued behind another may find the count already back under the cap.
+    if (atStart === undefined || !this.history.isDue(projectId, cap)) return
+    try {
+      const { rows } = await this.query<{ got: boolean }>('flowctl_trim_runs', PG_SQL.trimRuns, [projectId, Math.floor(cap)])
+      if (rows[0]?.got) return this.history.trimmed(projectId, cap, atStart)
+    } catch {
+      // The run is committed; a trim is housekeeping. Nothing is logged (errors may quote values).
+    }
+    this.retryTrim(projectId, cap)
+  }
+
+  private retryTrim(projectId: string, cap: number): void {
+    if (this.trimRetries.has(projectId) || this.pool.ended) return
+    const timer = setTimeout(() => {
+      this.trimRetries.delete(projectId)
+      if (this.history.isDue(projectId, cap)) void this.trims.request(projectId, () => this.trim(projectId, cap))
+    }, TRIM_RETRY_MS)
+    timer.unref()
+    this.trimRetries.set(projectId, timer)
+  }
 
   /** Runs one statement, turning a lost connection into STORE_UNAVAILABLE. Named statements are prepared once per connection. */
   private async query<Row extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
@@ -69,19 +155,10 @@ class PostgresStore implements Store {
     }
   }
 
+  /** Group commit: resolves once the statement holding this run committed (and a due trim ran). */
   async recordRun(run: RunRecord, historyCap: number): Promise<void> {
-    await this.query('flowctl_insert_run', PG_SQL.insertRun, [
-      run.id, run.projectId, run.flow, run.trigger, run.method, canonicalIso(run.startedAt, 'startedAt'),
-      run.durationMs, run.status, run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error,
-    ])
-    const trim = await this.history.noteInsert(run.projectId, historyCap, async () => {
-      const { rows } = await this.query<{ n: string }>('flowctl_count_all_runs', PG_SQL.countAllRuns, [run.projectId])
-      return Number(rows[0]?.n ?? 0)
-    })
-    if (trim) {
-      await this.query('flowctl_trim_runs', PG_SQL.trimRuns, [run.projectId, Math.floor(historyCap)])
-      this.history.trimmed(run.projectId, historyCap)
-    }
+    await this.writes.add({ kind: 'run', run: { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt') } })
+    await this.noteRun(run.projectId, historyCap)
   }
 
   async listRuns(query: RunQuery): Promise<RunRecord[]> {
@@ -109,7 +186,7 @@ class PostgresStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
     const id = newDocumentId()
-    await this.query('flowctl_insert_document', PG_SQL.insertDocument, [id, projectId, collection, JSON.stringify(document ?? null)])
+    await this.writes.add({ kind: 'document', id, projectId, collection, body: JSON.stringify(document ?? null) })
     return id
   }
 
@@ -168,6 +245,30 @@ class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.pool.ended) return
+    await this.writes.drain()
+    await this.trims.idle()
+    for (const timer of this.trimRetries.values()) clearTimeout(timer)
+    this.trimRetries.clear()
     if (!this.pool.ended) await this.pool.end()
   }
+}
+
+/** The 16 parallel arrays of PG_SQL.insertBatch: 12 run columns, then 4 document columns. */
+function batchValues(items: PgWrite[]): unknown[][] {
+  const columns: unknown[][] = Array.from({ length: 16 }, () => [])
+  for (const item of items) {
+    if (item.kind === 'run') {
+      const { run } = item
+      const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status,
+        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error]
+      row.forEach((value, i) => columns[i]!.push(value))
+    } else {
+      columns[12]!.push(item.id)
+      columns[13]!.push(item.projectId)
+      columns[14]!.push(item.collection)
+      columns[15]!.push(item.body)
+    }
+  }
+  return columns
 }

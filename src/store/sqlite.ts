@@ -5,10 +5,10 @@ import Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { FlowctlError } from '../errors.js'
-import { HistoryCounter } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
 import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow } from './sqlite-statements.js'
+import { SqliteWrites } from './sqlite-writes.js'
 import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
 
 export async function openSqliteStore(file: string): Promise<Store> {
@@ -79,12 +79,17 @@ function toOutboxMessage(row: OutboxRow): OutboxMessage {
 // past busy_timeout, a full or read-only disk) are STORE_UNAVAILABLE: the server answers 503.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/
 
+function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && UNAVAILABLE.test(code)
+}
+
 function guarded<T>(action: () => T): T {
   try {
     return action()
   } catch (error) {
     const code = (error as { code?: unknown }).code
-    if (typeof code === 'string' && UNAVAILABLE.test(code)) {
+    if (isUnavailable(error)) {
       throw new FlowctlError('STORE_UNAVAILABLE', `the embedded database is unavailable (${code}): ${(error as Error).message}`, { cause: error })
     }
     throw error
@@ -94,11 +99,12 @@ function guarded<T>(action: () => T): T {
 class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
   private readonly sql: SqliteStatements
-  private readonly history = new HistoryCounter()
+  private readonly writes: SqliteWrites
   private readonly advance: (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => boolean
 
   constructor(private readonly db: Database.Database) {
     this.sql = new SqliteStatements(db)
+    this.writes = new SqliteWrites(db, this.sql, isUnavailable, guarded)
     const cas = db.transaction((projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
       const current = (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
       if (current !== expected) return false
@@ -110,8 +116,9 @@ class SqliteStore implements Store {
     this.advance = (...args) => cas.immediate(...args)
   }
 
+  /** Group commit: resolves once the transaction holding this run (and any due trim) committed. */
   async recordRun(run: RunRecord, historyCap: number): Promise<void> {
-    guarded(() => this.sql.insertRun.run({
+    const row = {
       id: run.id,
       project_id: run.projectId,
       flow: run.flow,
@@ -124,12 +131,8 @@ class SqliteStore implements Store {
       ports: JSON.stringify(run.ports),
       failed_node_id: run.failedNodeId,
       error: run.error,
-    }))
-    const trim = await this.history.noteInsert(run.projectId, historyCap, () => guarded(() => this.sql.countAllRuns.get(run.projectId) as { n: number }).n)
-    if (trim) {
-      guarded(() => this.sql.trimRuns.run(run.projectId, run.projectId, Math.floor(historyCap)))
-      this.history.trimmed(run.projectId, historyCap)
     }
+    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, row })
   }
 
   async listRuns(query: RunQuery): Promise<RunRecord[]> {
@@ -159,7 +162,8 @@ class SqliteStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
     const id = newDocumentId()
-    guarded(() => this.sql.insertDocument.run(id, projectId, collection, JSON.stringify(document ?? null), new Date().toISOString()))
+    const values = [id, projectId, collection, JSON.stringify(document ?? null), new Date().toISOString()]
+    await this.writes.add({ kind: 'document', values })
     return id
   }
 
@@ -217,6 +221,9 @@ class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (!this.db.open) return
+    // Writes already accepted are committed (or rejected) before the connection goes.
+    await this.writes.drain()
     if (this.db.open) this.db.close()
   }
 }

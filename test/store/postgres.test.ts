@@ -46,6 +46,22 @@ describe.skipIf(!url)('postgres store', () => {
     }
   })
 
+  it('rejects every caller of a group commit that fails', async () => {
+    const fresh = `${schema}_f`
+    const store = await openPostgresStore(url!, { schema: fresh })
+    try {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      await client.query(`ALTER TABLE "${fresh}".runs RENAME TO runs_gone`)
+      await client.end()
+      const results = await Promise.allSettled(Array.from({ length: 100 }, () => store.recordRun(makeRun('p'), 1000)))
+      expect(results.filter((r) => r.status === 'rejected')).toHaveLength(100)
+    } finally {
+      await store.close()
+      await dropSchema(fresh)
+    }
+  })
+
   it('rejects a schema name that is not a plain identifier', async () => {
     await expect(openPostgresStore(url!, { schema: 'x; DROP TABLE runs' })).rejects.toMatchObject({ code: 'USAGE' })
   })

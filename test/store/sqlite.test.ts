@@ -56,6 +56,24 @@ describe('sqlite store', () => {
     await store.close()
   }, 20_000)
 
+  it('rejects every caller of a group commit that fails, and commits none of their writes', async () => {
+    const shared = join(dir, 'failing-batch.db')
+    const store = await openSqliteStore(shared)
+    const holder = new Database(shared)
+    holder.exec('BEGIN IMMEDIATE')
+    const runs = Array.from({ length: 100 }, () => makeRun('p'))
+    let results: PromiseSettledResult<unknown>[]
+    try {
+      results = await Promise.allSettled([...runs.map((run) => store.recordRun(run, 1000)), store.insertDocument('p', 'c', { a: 1 })])
+    } finally {
+      holder.exec('ROLLBACK')
+      holder.close()
+    }
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'resolved'))).toEqual(Array(101).fill('STORE_UNAVAILABLE'))
+    expect(await store.countRuns('p', null, null)).toEqual({ success: 0, error: 0 })
+    await store.close()
+  }, 20_000)
+
   it('works in memory', async () => {
     const store = await openSqliteStore(':memory:')
     const run = makeRun('mem')
