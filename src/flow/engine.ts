@@ -26,8 +26,9 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const checked = validateInputs(flow, options.input)
   if (!checked.ok) return { kind: 'invalid', errors: checked.errors }
 
-  const runId = newRunId()
-  const startedAt = (options.now?.() ?? new Date()).toISOString()
+  const nowMs = Date.now()
+  const runId = newRunId(nowMs)
+  const startedAt = options.now ? options.now().toISOString() : isoTime(nowMs)
   const began = performance.now()
   const run = { id: runId, startedAt, trigger: options.trigger }
   const scope = createScope(run)
@@ -95,20 +96,37 @@ interface Walk {
   stepBegan: number
 }
 
+/** What a node sees; `signal` is a getter so runs whose nodes never read it make no AbortController. */
+class StepContext implements NodeContext {
+  constructor(
+    readonly node: FlowNode,
+    readonly project: Project,
+    readonly store: Store,
+    readonly resolve: (value: unknown) => unknown,
+    readonly run: NodeContext['run'],
+    readonly inputs: Record<string, unknown> | undefined,
+    private readonly stopper: RunStopper,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.stopper.signal
+  }
+}
+
 /** Executes nodes from `first` until an End node or a port with no edge. Throws when a node fails. */
 async function walkFlow(walk: Walk, first: FlowNode): Promise<Ending> {
   const { flow, project, store, steps, stopper } = walk
   let node = first
   for (let step = 0; ; step++) {
     walk.current = node
-    if (stopper.signal.aborted) throw stopper.signal.reason
+    if (stopper.stoppedReason) throw stopper.stoppedReason
     if (step >= MAX_STEPS) throw new Error(`the run passed ${MAX_STEPS} steps; do the flow's ports form a loop?`)
     const kind = getNodeKind(node.type)
     if (!kind) throw new Error(`unknown node type "${node.type}"`)
     if (steps) walk.stepBegan = performance.now()
     const inputs = node === flow.start?.node ? walk.inputs : undefined
-    const context: NodeContext = { node, project, store, resolve: walk.resolve, signal: stopper.signal, run: walk.run, inputs }
-    const result: NodeResult = await Promise.race([kind.execute(context), stopper.stopped])
+    const context: NodeContext = new StepContext(node, project, store, walk.resolve, walk.run, inputs, stopper)
+    const result: NodeResult = await stopper.race(kind.execute(context))
 
     walk.scope[node.refName] = result.output
     const port = result.response ? null : (result.port ?? 'out')
@@ -140,19 +158,35 @@ function failure(walk: Walk, error: unknown): Ending {
   return { kind: 'failed', nodeId: current?.id ?? null, error: masked }
 }
 
-let lastStamp = 0
+let lastStamp = -1
+let stampText = ''
 let sequence = 0
 
 /**
  * A unique run id that sorts by time: the millisecond in base 36 (fixed width), a counter within the
  * millisecond, then randomness so ids made by several processes do not collide.
  */
-export function newRunId(): string {
-  const now = Date.now()
-  sequence = now === lastStamp ? sequence + 1 : 0
-  lastStamp = now
+export function newRunId(now: number = Date.now()): string {
+  if (now === lastStamp) sequence++
+  else {
+    sequence = 0
+    lastStamp = now
+    stampText = now.toString(36).padStart(9, '0')
+  }
   const random = Math.floor(Math.random() * 36 ** 6).toString(36).padStart(6, '0')
-  return now.toString(36).padStart(9, '0') + sequence.toString(36).padStart(3, '0') + random
+  return stampText + sequence.toString(36).padStart(3, '0') + random
+}
+
+let isoStamp = Number.NaN
+let isoText = ''
+
+/** `new Date(ms).toISOString()`, kept for the millisecond: busy servers start several runs in one. */
+function isoTime(ms: number): string {
+  if (ms !== isoStamp) {
+    isoText = new Date(ms).toISOString()
+    isoStamp = ms
+  }
+  return isoText
 }
 
 function messageOf(error: unknown): string {

@@ -35,16 +35,22 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
     },
   }
 
+  // The request-line hooks only when lines are written: h3 chains three promises per request for
+  // an onResponse hook even when it does nothing.
+  const requestLog = options.quiet
+    ? {}
+    : {
+        onRequest(event: H3Event) {
+          ;(event.context as Record<symbol, number>)[STARTED] = performance.now()
+        },
+        onResponse(response: Response, event: H3Event) {
+          context.log(requestLine(event, response))
+        },
+      }
   const app = new H3({
     // Unexpected errors are logged by onError below (without the request's headers or body).
     silent: true,
-    onRequest(event) {
-      ;(event.context as Record<symbol, number>)[STARTED] = performance.now()
-    },
-    onResponse(response, event) {
-      if (options.quiet) return
-      context.log(requestLine(event, response))
-    },
+    ...requestLog,
     onError(error, event) {
       return errorAnswer(context, error, event)
     },

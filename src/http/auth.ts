@@ -1,25 +1,60 @@
 // Run API credentials: bearer, basic and apiKey. Expected values are resolved from the project's
 // secrets per request; an empty or unresolved expected value rejects everything (fail closed).
 // Comparisons hash both sides with SHA-256 and compare digests with timingSafeEqual, so neither the
-// content nor the length of the expected value leaks through timing.
-import { createHash, timingSafeEqual } from 'node:crypto'
+// content nor the length of the expected value leaks through timing. The expected side's digest and
+// resolved value are cached (they change only with the secrets), so a request hashes once.
+import { hash, timingSafeEqual } from 'node:crypto'
 import type { AuthSettings, Secrets } from '../project/model.js'
 import { resolveSecretText } from '../project/secrets.js'
 
 export type AuthDecision = { ok: true } | { ok: false; challenge: string }
 
+const ALLOWED: AuthDecision = Object.freeze({ ok: true })
+
+/**
+ * One-shot SHA-256 (no Hash object per call). The binary (latin1) round trip is byte-exact and, on Node 20,
+ * cheaper than asking `hash` for a Buffer.
+ */
 function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest()
+  return Buffer.from(hash('sha256', text, 'binary'), 'binary')
+}
+
+/** Digests of expected values; bounded, since every reload can bring new secret values. */
+const expectedDigests = new Map<string, Buffer>()
+const MAX_CACHED = 256
+
+function expectedDigest(expected: string): Buffer {
+  let cached = expectedDigests.get(expected)
+  if (!cached) {
+    if (expectedDigests.size >= MAX_CACHED) expectedDigests.clear()
+    cached = digest(expected)
+    expectedDigests.set(expected, cached)
+  }
+  return cached
 }
 
 /** Timing-safe equality of two strings (of any lengths). */
 export function secretEquals(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected))
+  return timingSafeEqual(digest(given), expectedDigest(expected))
 }
 
+// Secrets maps are never changed after loading (a reload builds a new one), so resolved templates
+// can be kept per map.
+const resolvedBySecrets = new WeakMap<Secrets, Map<string, string | null>>()
+
 function expectedValue(template: string, secrets: Secrets): string | null {
-  const value = resolveSecretText(template, secrets)
-  return value === null || value === '' ? null : value
+  let resolved = resolvedBySecrets.get(secrets)
+  if (!resolved) {
+    resolved = new Map()
+    resolvedBySecrets.set(secrets, resolved)
+  }
+  let value = resolved.get(template)
+  if (value === undefined) {
+    const text = resolveSecretText(template, secrets)
+    value = text === null || text === '' ? null : text
+    resolved.set(template, value)
+  }
+  return value
 }
 
 /** The value of `Authorization: <scheme> <value>`, or null. */
@@ -39,12 +74,12 @@ export function challengeFor(auth: AuthSettings): string {
 
 /** Checks the request's credential against the Start's auth settings (null = no auth). */
 export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secrets: Secrets): AuthDecision {
-  if (!auth) return { ok: true }
+  if (!auth) return ALLOWED
   const denied: AuthDecision = { ok: false, challenge: challengeFor(auth) }
   if (auth.type === 'bearer') {
     const expected = expectedValue(auth.token, secrets)
     const given = authorizationValue(headers, 'bearer')
-    return expected !== null && given !== null && secretEquals(given, expected) ? { ok: true } : denied
+    return expected !== null && given !== null && secretEquals(given, expected) ? ALLOWED : denied
   }
   if (auth.type === 'basic') {
     const username = expectedValue(auth.username, secrets)
@@ -57,9 +92,9 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
     // Both halves are always compared, so a right username does not answer faster.
     const userOk = secretEquals(decoded.slice(0, colon), username)
     const passOk = secretEquals(decoded.slice(colon + 1), password)
-    return userOk && passOk ? { ok: true } : denied
+    return userOk && passOk ? ALLOWED : denied
   }
   const expected = expectedValue(auth.key, secrets)
   const given = headers.get(auth.header || 'X-API-Key')
-  return expected !== null && given !== null && secretEquals(given, expected) ? { ok: true } : denied
+  return expected !== null && given !== null && secretEquals(given, expected) ? ALLOWED : denied
 }

@@ -15,17 +15,28 @@ export interface RunPath {
 export function parseRunPath(pathname: string): RunPath | null {
   if (!pathname.startsWith(RUN_PREFIX)) return null
   const raw = pathname.slice(RUN_PREFIX.length).split('/')
-  if (raw.length < 2 || raw.some((segment) => segment === '')) return null
-  const segments: string[] = []
-  for (const segment of raw) {
-    try {
-      segments.push(decodeURIComponent(segment))
-    } catch {
-      return null
-    }
+  if (raw.length < 2) return null
+  const projectId = decodeSegment(raw[0]!)
+  const slug = decodeSegment(raw[1]!)
+  if (projectId === null || slug === null) return null
+  const params: string[] = []
+  for (let i = 2; i < raw.length; i++) {
+    const value = decodeSegment(raw[i]!)
+    if (value === null) return null
+    params.push(value)
   }
-  const [projectId, slug, ...params] = segments as [string, string, ...string[]]
   return { projectId, slug, params }
+}
+
+/** A decoded segment, or null when it is empty or a bad escape. Most segments hold no escape. */
+function decodeSegment(segment: string): string | null {
+  if (segment === '') return null
+  if (!segment.includes('%')) return segment
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return null
+  }
 }
 
 /** Query parameters as the engine takes them: repeated names become arrays; `_trace` is ours. */

@@ -22,11 +22,18 @@ export function guardStore(store: Store): Store {
       throw new StoreWriteError(error)
     }
   }
+  // Bound methods are kept, so a node's store call does not bind a new function every time.
+  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>()
   proxy = new Proxy(store, {
     get(target, property) {
       if (property === 'recordRun') return recordRun
       const value: unknown = Reflect.get(target, property, target)
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+      if (typeof value !== 'function') return value
+      const known = bound.get(property)
+      if (known && known.method === value) return known.bound
+      const fresh = (value as (...args: unknown[]) => unknown).bind(target)
+      bound.set(property, { method: value, bound: fresh })
+      return fresh
     },
   })
   guarded.set(store, proxy)

@@ -1,7 +1,7 @@
 // `serveCommand` in-process on a real socket: startup output, reload on file changes (timed),
 // the loopback check from a real socket address, and graceful shutdown with a request in flight.
 import { rm, writeFile } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
+import { Agent, createServer, request, type Server } from 'node:http'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -117,6 +117,48 @@ describe('serveCommand', () => {
     }
     await eventually(async () => (await message()) === 'burst 14', 2_000, 10)
     await rm(file)
+  })
+
+  it('reads bodies from the Node request: exact answers, and a chunked body over the limit is a 413 on a reusable connection', async () => {
+    const echo = [
+      'name: Echo',
+      'nodes:',
+      '  - { id: start, type: start, name: Start, method: post, inputs: { body: { type: object, required: [n], properties: { n: { type: integer } } } }, next: done }',
+      '  - { id: done, type: end, name: Done, status: 202, headers: { x-echo: "{{start.n}}" }, body: { n: "{{start.n}}" } }',
+      '',
+    ].join('\n')
+    await writeFile(join(dir, 'flows', 'echo.yaml'), echo)
+    const url = `${base}/api/run/shop/echo`
+    await eventually(async () => (await fetch(url, { method: 'OPTIONS' })).status === 204, 2_000, 10)
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const post = (chunks: string[], headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; headers: Record<string, unknown>; body: string; reused: boolean }>((resolve, reject) => {
+        const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => (body += chunk))
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body, reused: req.reusedSocket }))
+        })
+        req.on('error', reject)
+        for (const chunk of chunks) req.write(chunk)
+        req.end()
+      })
+    try {
+      const ok = await post(['{"n":', '7}'])
+      expect(ok).toMatchObject({ status: 202, body: '{"n":7}' })
+      expect(ok.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(ok.headers['x-echo']).toBe('7')
+      expect(ok.headers['x-run-id']).toMatch(/^[0-9a-z]+$/)
+      const invalid = await post(['{"n":"x"}'])
+      expect(invalid).toMatchObject({ status: 400, body: '{"ok":false,"errors":["body/n: must be integer"]}' })
+      const big = await post(Array.from({ length: 20 }, () => ' '.repeat(60_000)))
+      expect(big).toMatchObject({ status: 413, body: '{"ok":false,"errors":["body exceeds 1048576 bytes"]}' })
+      const after = await post(['{"n":8}'])
+      expect(after).toMatchObject({ status: 202, body: '{"n":8}', reused: true })
+    } finally {
+      agent.destroy()
+      await rm(join(dir, 'flows', 'echo.yaml'))
+    }
   })
 
   it('ticks over HTTP with the secret', async () => {

@@ -115,6 +115,14 @@ describe('JSON bodies', () => {
     expect(Object.getPrototypeOf((parsed as { body: object }).body)).toBe(Object.prototype)
   })
 
+  it('drops __proto__ and constructor keys written with \\u escapes', () => {
+    const parsed = parseJsonText('{"\\u005f_proto__":{"polluted":1},"a":{"constr\\u0075ctor":1,"b":2}}')
+    expect(parsed).toEqual({ ok: true, body: { a: { b: 2 } } })
+    expect(Object.getPrototypeOf((parsed as { body: object }).body)).toBe(Object.prototype)
+    // Texts without such keys parse as they are.
+    expect(parseJsonText('{"a":[1,{"b":"x"}]}')).toEqual({ ok: true, body: { a: [1, { b: 'x' }] } })
+  })
+
   it('rejects deep nesting before parsing, and counts brackets inside strings as text', () => {
     expect(nestingDepth('[[["[[[[["]]]')).toBe(3)
     expect(nestingDepth('{"a":"\\"[[["}')).toBe(1)
