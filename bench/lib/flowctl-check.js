@@ -3,7 +3,7 @@ import { flowctlBuilt, flowctlSync } from './servers.js'
 
 /** Throws a readable error when `npm run build` has not produced a runnable CLI yet. */
 export function requireFlowctl() {
-  if (!flowctlBuilt()) throw new Error('dist/cli/main.js is missing: run `npm run build` first')
+  if (!flowctlBuilt()) throw new Error('dist/bin/main.js is missing: run `npm run build` first')
 }
 
 /** `flowctl history --project DIR --json --limit 1` → the newest record, or null; throws on CLI failure. */

@@ -7,7 +7,7 @@ import { freePort, startChild, waitForHttp } from './proc.js'
 
 /** Whether `npm run build` has produced dist/ and `flowctl serve` can start at all. */
 export function flowctlBuilt() {
-  return existsSync(join(ROOT, 'dist', 'cli', 'main.js'))
+  return existsSync(join(ROOT, 'dist', 'bin', 'main.js'))
 }
 
 /**

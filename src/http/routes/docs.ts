@@ -80,8 +80,11 @@ const PAGE_SCRIPT = `
 })();
 `
 
-// A constant written here, not user input: it is inserted as it is.
-const PAGE_SCRIPT_HTML = new SafeHtml(PAGE_SCRIPT)
+// Constants written here, not user input: inserted as they are. Kept out of the tagged template
+// below because a bundler rewrites `</script` inside tagged templates with a runtime helper.
+const PAGE_SCRIPTS_HTML = new SafeHtml(`<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
+<script>${PAGE_SCRIPT}</script>`)
 
 export function docsPageHandler(context: AppContext) {
   return (event: H3Event): Response => {
@@ -98,9 +101,7 @@ export function docsPageHandler(context: AppContext) {
 <body data-project="${projectId}">
 <div id="bar"><span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
 <div id="swagger-ui"></div>
-<script src="/docs/assets/swagger-ui-bundle.js"></script>
-<script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
-<script>${PAGE_SCRIPT_HTML}</script>
+${PAGE_SCRIPTS_HTML}
 </body></html>`
     return htmlResponse(200, page.value, { 'cache-control': 'no-store' })
   }

@@ -1,0 +1,57 @@
+// Last step of `npm run build`: bundles the CLI (dist/cli/main.js and everything it imports) into
+// dist/bin/, which bin/flowctl.js loads. Resolving and reading ~100 small ES modules plus yaml's and
+// commander's CommonJS files cost ~30 ms of every command; a few chunks cost a fraction of that.
+// Lazy imports stay lazy (each becomes its own chunk). dist/bin/ sits at the same depth as dist/cli/,
+// so `new URL('../../package.json', import.meta.url)` and the templates path resolve the same.
+//
+// Only the packages on the CLI's start-up path are inlined; the rest stay ordinary imports from
+// node_modules: native code (better-sqlite3), optional requires (pg), packages that read their own
+// files (swagger-ui-dist) and the server's dependencies, which load once per `serve`.
+import { readFileSync, rmSync } from 'node:fs'
+import { isBuiltin } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { build } from 'rolldown'
+
+const INLINED = new Set(['commander', 'chalk', 'yaml', 'ora'])
+const outDir = fileURLToPath(new URL('../dist/bin/', import.meta.url))
+
+/** `yaml/dist/x` → `yaml`, `@scope/name/x` → `@scope/name`; null for relative and absolute ids. */
+function packageName(id) {
+  if (id.startsWith('.') || id.startsWith('/') || id.startsWith('\0')) return null
+  const parts = id.split('/')
+  return id.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
+}
+
+rmSync(outDir, { recursive: true, force: true })
+const { output } = await build({
+  input: { main: fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)) },
+  platform: 'node',
+  // Node 20 runs the code as it is; no down-levelling helpers (which would need @oxc-project/runtime).
+  transform: { target: 'node20' },
+  logLevel: 'warn',
+  external: (id, importer) => {
+    if (isBuiltin(id)) return true
+    const name = packageName(id)
+    if (name === null) return false
+    // A dependency of an inlined package (ora → cli-cursor…) is inlined with it.
+    if (INLINED.has(name) || (importer && importer.includes('/node_modules/'))) return false
+    return true
+  },
+  output: { dir: outDir, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
+})
+
+// Every package the chunks still import must be a dependency: a helper the bundler injects (or a
+// dev-only package) would only fail on a user's machine.
+const { dependencies } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+const missing = new Set()
+const chunkFiles = new Set(output.map((chunk) => chunk.fileName))
+for (const chunk of output) {
+  for (const id of chunk.type === 'chunk' ? [...chunk.imports, ...chunk.dynamicImports] : []) {
+    const name = packageName(id)
+    if (name !== null && !chunkFiles.has(id) && !isBuiltin(id) && !(name in dependencies)) missing.add(`${name} (from ${chunk.fileName})`)
+  }
+}
+if (missing.size) {
+  console.error(`bundle-cli: the bundle imports packages that are not dependencies: ${[...missing].join(', ')}`)
+  process.exit(1)
+}
