@@ -19,15 +19,30 @@ export interface RunningServer {
 export async function listenApp(app: H3, options: { host: string; port: number }): Promise<RunningServer> {
   const { toNodeHandler } = await import('h3/node')
   const { listen } = await import('listhen')
-  const handle = toNodeHandler(app)
   let inFlight = 0
   let drained: (() => void) | null = null
+  // A request is in flight until its handler is done (the run finished and was recorded) and its
+  // response is over (sent, or the client went away). The socket closing alone is not enough: a
+  // client that hangs up mid-run must not let shutdown cut the run off.
+  const handlerDone = new WeakMap<ServerResponse, () => void>()
+  const handle = toNodeHandler({
+    fetch: (request: Extract<Parameters<H3['fetch']>[0], Request>) => {
+      const res = request.runtime?.node?.res as ServerResponse | undefined
+      const done = res ? handlerDone.get(res) : undefined
+      if (!done) return app.fetch(request)
+      return Promise.resolve(app.fetch(request)).finally(done)
+    },
+  } as unknown as H3)
   const tracked = (req: IncomingMessage, res: ServerResponse) => {
     inFlight++
-    res.once('close', () => {
+    let pending = 2
+    const settle = () => {
+      if (--pending > 0) return
       inFlight--
       if (inFlight === 0) drained?.()
-    })
+    }
+    handlerDone.set(res, settle)
+    res.once('close', settle)
     void handle(req, res)
   }
 

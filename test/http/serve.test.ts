@@ -6,6 +6,8 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serveCommand } from '../../src/cli/serve.js'
+import { loadProject } from '../../src/project/load.js'
+import { openStore } from '../../src/store/index.js'
 import { cleanupTempDirs, copyFixture, eventually, makeTempDir } from '../helpers.js'
 
 function greet(message: string): string {
@@ -170,13 +172,25 @@ describe('serveCommand', () => {
   it('shuts down on abort: in-flight requests finish, new connections are refused, then it resolves', async () => {
     // A run held open by an http node calling a server that answers after 300 ms.
     hanging.removeAllListeners('request')
-    hanging.on('request', (_req, res) => setTimeout(() => res.end('{}'), 300))
+    hanging.on('request', (req, res) => setTimeout(() => res.end('{}'), req.url === '/slow' ? 700 : 300))
     const inFlight = fetch(`${base}/api/run/shop/fetch-status`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ url: `http://127.0.0.1:${hangingPort}/` }),
     })
-    await new Promise((r) => setTimeout(r, 100))
+    // A second, slower run whose client hangs up before the answer: shutdown still waits for it, and
+    // it is recorded as a success rather than cut off because its socket closed.
+    const hangUp = new AbortController()
+    const abandoned = fetch(`${base}/api/run/shop/fetch-status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${hangingPort}/slow` }),
+      signal: hangUp.signal,
+    }).catch((error: unknown) => error)
+    await new Promise((r) => setTimeout(r, 50))
+    hangUp.abort()
+    expect(await abandoned).toBeInstanceOf(Error)
+    await new Promise((r) => setTimeout(r, 50))
     stop.abort()
     const response = await inFlight
     expect(response.status).toBe(200)
@@ -184,6 +198,17 @@ describe('serveCommand', () => {
     await served
     await expect(fetch(`${base}/api/status`)).rejects.toThrow()
     expect(stderr()).not.toMatch(/\n\s+at /)
+    const project = await loadProject(dir, { env: {} })
+    const store = await openStore(project, { env: {} })
+    try {
+      const runs = await store.listRuns({ projectId: 'shop', flow: 'fetch-status', limit: 10 })
+      expect(runs.map((run) => [run.status, run.httpStatus, run.error])).toEqual([
+        ['success', 200, null],
+        ['success', 200, null],
+      ])
+    } finally {
+      await store.close()
+    }
   })
 })
 
