@@ -67,7 +67,9 @@ export class SqliteStatements {
     this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES
       (@id, @project_id, @flow, @trigger, @method, @started_at, @duration_ms, @status, @http_status, @ports, @failed_node_id, @error)`)
     this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
-    this.trimRuns = db.prepare(`DELETE FROM runs WHERE project_id = ? AND rowid IN
+    // The rowids come from the project's own index range; repeating `project_id = ?` outside made
+    // SQLite scan the whole project to test each row against the list (twice the cost).
+    this.trimRuns = db.prepare(`DELETE FROM runs WHERE rowid IN
       (SELECT rowid FROM runs WHERE project_id = ? ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)`)
     this.getRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE project_id = ? AND id = ?`)
     this.countRuns = db.prepare(`SELECT status, count(*) AS n FROM runs

@@ -30,7 +30,7 @@ export class SqliteWrites {
       const count = known === undefined ? (sql.countAllRuns.get(projectId) as { n: number }).n : known + inserted
       this.history.set(projectId, count)
       if (this.history.isDue(projectId, cap)) {
-        sql.trimRuns.run(projectId, projectId, Math.floor(cap))
+        sql.trimRuns.run(projectId, Math.floor(cap))
         // We hold the write lock: the project now holds exactly `cap` runs.
         this.history.set(projectId, Math.floor(cap))
       }
