@@ -8,6 +8,7 @@ import { run as startup } from './startup.js'
 import { run as tickScale } from './tick-scale.js'
 import { run as reload } from './reload.js'
 import { run as memory } from './memory.js'
+import { run as storeThroughput } from './store-throughput.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -16,6 +17,7 @@ const benchmarks = [
   ['tick-scale', tickScale],
   ['reload', reload],
   ['memory', memory],
+  ['store-throughput', storeThroughput],
 ]
 
 const sections = []

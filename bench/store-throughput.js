@@ -1,4 +1,4 @@
-// recordRun throughput of the stores (run `npm run build` first): 10,000 calls one after another
+// 7. recordRun throughput of the stores (run `npm run build` first): 10,000 calls one after another
 // (each awaited, as one request at a time records its run) and 10,000 concurrent in batches of 100
 // (as the Run API under load), each against a baseline measured in the same run: raw better-sqlite3
 // / raw pg INSERTs of the same row, one autocommit each, the same way (sequential or concurrent).
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openSqliteStore } from '../dist/store/sqlite.js'
 import { openPostgresStore } from '../dist/store/postgres.js'
+import { fmtRatio, row, runIfMain } from './lib/results.js'
 
 const RUNS = 10_000
 const BATCH = 100
@@ -38,8 +39,11 @@ async function rate(write, concurrent) {
   return RUNS / ((performance.now() - started) / 1000)
 }
 
+let rows = []
+let log = console.log
 function report(label, mode, flowctl, raw) {
-  console.log(`${label.padEnd(10)} ${mode.padEnd(11)} flowctl ${flowctl.toFixed(0).padStart(6)} runs/s   raw ${raw.toFixed(0).padStart(6)} runs/s   ratio ${(flowctl / raw).toFixed(2)}×`)
+  log(`  ${label.padEnd(10)} ${mode.padEnd(11)} flowctl ${flowctl.toFixed(0).padStart(6)} runs/s   raw ${raw.toFixed(0).padStart(6)} runs/s   ratio ${(flowctl / raw).toFixed(2)}×`)
+  rows.push(row(`recordRun, ${label}, ${mode} (runs/s; baseline: raw driver INSERT, one autocommit each)`, flowctl.toFixed(0), raw.toFixed(0), fmtRatio(flowctl / raw), '—', null))
 }
 
 const runParams = (r) => [r.id, r.projectId, r.flow, r.trigger, r.method, r.startedAt, r.durationMs, r.status, r.httpStatus, JSON.stringify(r.ports), r.failedNodeId, r.error]
@@ -75,8 +79,8 @@ async function postgres(url) {
   try {
     await admin.connect()
   } catch {
-    console.log('PostgreSQL  not reachable: skipped')
-    return
+    log('  PostgreSQL not reachable: skipped')
+    return false
   }
   const schema = `flowctl_bench_${randomBytes(4).toString('hex')}`
   try {
@@ -101,5 +105,14 @@ async function postgres(url) {
   }
 }
 
-await sqlite()
-await postgres(process.env.FLOWCTL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test')
+export async function run(options = {}) {
+  log = options.log ?? console.log
+  rows = []
+  log('[store-throughput] recordRun against raw driver inserts')
+  await sqlite()
+  const reached = await postgres(process.env.FLOWCTL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test')
+  const notes = reached === false ? ['PostgreSQL not reachable: its rows are missing'] : []
+  return { name: 'store-throughput', rows, notes }
+}
+
+await runIfMain(import.meta.url, 'store-throughput', run)
