@@ -7,7 +7,7 @@ import { startBaseline, startFlowctl } from './lib/servers.js'
 import { httpRequest, stopChild } from './lib/proc.js'
 import { alternate, ORDER_BODIES } from './lib/load.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
-import { newestRun, reachablePostgres, requireFlowctl } from './lib/flowctl-check.js'
+import { freshPostgresDatabase, newestRun, reachablePostgres, requireFlowctl } from './lib/flowctl-check.js'
 
 const ROUTE = '/api/run/bench/create-order'
 const AUTH = { authorization: `Bearer ${BENCH_TOKEN}` }
@@ -75,9 +75,14 @@ export async function run({ log = console.log } = {}) {
     await measureOrNote('SQLite', dir, baseline, {}, rows, notes, log)
     const pgUrl = await reachablePostgres()
     if (pgUrl) {
-      writeOrderProject(dir) // fresh project; the runs go to PostgreSQL
-      await measureOrNote('PostgreSQL', dir, baseline, { FLOWCTL_DATABASE_URL: pgUrl }, rows, notes, log)
-      notes.push(`PostgreSQL measured at ${pgUrl.replace(/\/\/[^@]*@/, '//…@')}`)
+      writeOrderProject(dir) // fresh project; the runs go to a fresh PostgreSQL database
+      const database = await freshPostgresDatabase(pgUrl)
+      try {
+        await measureOrNote('PostgreSQL', dir, baseline, { FLOWCTL_DATABASE_URL: database.url }, rows, notes, log)
+      } finally {
+        await database.drop().catch((error) => notes.push(`could not drop the benchmark database: ${error.message}`))
+      }
+      notes.push(`PostgreSQL measured in a fresh database beside ${pgUrl.replace(/\/\/[^@]*@/, '//…@')}`)
     } else {
       const msg = 'PostgreSQL skipped: no server answered at FLOWCTL_BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test'
       log('  ' + msg)
