@@ -24,17 +24,24 @@ export class SqliteWrites {
     isUnavailable: (error: unknown) => boolean,
     guard: <R>(action: () => R) => R,
   ) {
-    this.noteRuns = db.transaction((projectId: string, inserted: number, cap: number) => {
-      const known = this.history.get(projectId)
+    // Under a savepoint, and only when there is SQL to run: the first count of a project, or a trim.
+    const countAndTrim = db.transaction((projectId: string, cap: number) => {
       // The first time, count in this transaction: the count includes this batch's rows.
-      const count = known === undefined ? (sql.countAllRuns.get(projectId) as { n: number }).n : known + inserted
-      this.history.set(projectId, count)
+      if (this.history.get(projectId) === undefined) this.history.set(projectId, (sql.countAllRuns.get(projectId) as { n: number }).n)
       if (this.history.isDue(projectId, cap)) {
         sql.trimRuns.run(projectId, Math.floor(cap))
         // We hold the write lock: the project now holds exactly `cap` runs.
         this.history.set(projectId, Math.floor(cap))
       }
     })
+    this.noteRuns = (projectId: string, inserted: number, cap: number) => {
+      const known = this.history.get(projectId)
+      if (known !== undefined) {
+        this.history.set(projectId, known + inserted)
+        if (!this.history.isDue(projectId, cap)) return
+      }
+      countAndTrim(projectId, cap)
+    }
     this.commitBatch = db.transaction((items: SqliteWrite[], failures: Map<number, unknown>) => {
       const runsByProject = new Map<string, { inserted: number; cap: number }>()
       items.forEach((item, index) => {
