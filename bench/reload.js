@@ -25,14 +25,25 @@ async function startReloadBaseline(flowsDir) {
   return { child, url }
 }
 
-/** Writes the changed flow and polls every 5 ms until `message` is served; returns the ms taken. */
-async function reloadOnce(server, file, message, agent) {
-  const started = performance.now()
+/**
+ * Writes the changed flow and polls every 5 ms until `message` is served; returns the ms taken.
+ * The baseline is chokidar alone, which now and then reports nothing for a write: after 2 s it is
+ * written again (counted in `missed`) and timed from there. flowctl gets no second chance.
+ */
+async function reloadOnce(server, file, message, agent, { name, missed = null }) {
+  let started = performance.now()
   writeFileSync(file, stringify(flowOf(message)))
   for (;;) {
     const res = await httpRequest(server.url + ROUTE, { agent })
     if (res.status === 200 && JSON.parse(res.body).message === message) return performance.now() - started
-    if (performance.now() - started > 10000) throw new Error(`no reload within 10 s (last answer ${res.status} ${res.body.slice(0, 200)})`)
+    const waited = performance.now() - started
+    if (missed && waited > 2000) {
+      missed.count += 1
+      started = performance.now()
+      writeFileSync(file, stringify(flowOf(message)))
+    } else if (waited > 10000) {
+      throw new Error(`${name} served no reload within 10 s (last answer ${res.status} ${res.body.slice(0, 200)})`)
+    }
     await sleep(5)
   }
 }
@@ -53,13 +64,15 @@ export async function run({ log = console.log } = {}) {
     await sleep(500) // let both watchers settle after start-up
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
     const times = { flowctl: [], baseline: [] }
+    const missed = { count: 0 }
     for (let i = 1; i <= REPS; i++) {
-      times.baseline.push(await reloadOnce(baseline, join(baseDir, 'flows', 'reload-me.yaml'), `v${i}`, agent))
+      times.baseline.push(await reloadOnce(baseline, join(baseDir, 'flows', 'reload-me.yaml'), `v${i}`, agent, { name: 'baseline', missed }))
       await sleep(250)
-      times.flowctl.push(await reloadOnce(flowctl, join(flowctlDir, 'flows', 'reload-me.yaml'), `v${i}`, agent))
+      times.flowctl.push(await reloadOnce(flowctl, join(flowctlDir, 'flows', 'reload-me.yaml'), `v${i}`, agent, { name: 'flowctl' }))
       await sleep(250)
     }
     agent.destroy()
+    if (missed.count) notes.push(`the chokidar baseline reported nothing for ${missed.count} of ${REPS} writes (written again after 2 s; flowctl's folder watch and stat re-checks cover this)`)
     const f = { p50: median(times.flowctl), max: Math.max(...times.flowctl) }
     const b = { p50: median(times.baseline), max: Math.max(...times.baseline) }
     log(`  flowctl: median ${fmtMs(f.p50)}, max ${fmtMs(f.max)}; baseline: median ${fmtMs(b.p50)}, max ${fmtMs(b.max)}`)
