@@ -64,7 +64,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   const projects = await loadProjects(dirs, env, err)
   const { Workspace } = await import('../http/workspace.js')
   const { openStore } = await import('../store/index.js')
-  const workspace = new Workspace((project) => openStore(project, { env }))
+  const workspace = new Workspace((project) => openStore(project, { env, writerThread: true }))
   for (const project of projects) {
     try {
       const entry = await workspace.add(project)

@@ -13,14 +13,20 @@ export function embeddedDatabaseFile(projectDir: string): string {
   return join(projectDir, '.flowctl', 'flowctl.db')
 }
 
-export async function openStore(project: Project, options: { env?: NodeJS.ProcessEnv } = {}): Promise<Store> {
+export interface OpenStoreOptions {
+  env?: NodeJS.ProcessEnv
+  /** Embedded store only: commit runs and documents on a worker thread (long-running `serve`). */
+  writerThread?: boolean
+}
+
+export async function openStore(project: Project, options: OpenStoreOptions = {}): Promise<Store> {
   const env = options.env ?? process.env
   const override = env.FLOWCTL_DATABASE_URL?.trim()
   const setting = override ? override : project.settings.database.trim() || 'embedded'
 
   if (setting === 'embedded') {
     const { openSqliteStore } = await import('./sqlite.js')
-    return openSqliteStore(embeddedDatabaseFile(project.dir))
+    return openSqliteStore(embeddedDatabaseFile(project.dir), { writerThread: options.writerThread })
   }
   if (/^postgres(ql)?:\/\//i.test(setting)) {
     const url = resolveSecretText(setting, project.secrets)

@@ -1,34 +1,57 @@
 // The embedded store: SQLite through better-sqlite3, in WAL mode so `serve`, a crontab `tick` and
 // `history` can share one file. better-sqlite3 is synchronous; every write here is one short
 // statement or one short IMMEDIATE transaction, and busy_timeout lets other processes wait their turn.
-import Database from 'better-sqlite3'
+// Runs and documents are group-committed (sqlite-commit.ts), under `serve` on a writer thread.
+import type Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
 import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow } from './sqlite-statements.js'
-import { SqliteWrites } from './sqlite-writes.js'
+import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
+import { guarded, openSqliteConnection } from './sqlite-connection.js'
+import { SqliteWriterThread } from './sqlite-writer.js'
+import { WriteBatcher, type CommitResult } from './write-batch.js'
 import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
 
-export async function openSqliteStore(file: string): Promise<Store> {
+export interface SqliteStoreOptions {
+  /**
+   * Commit runs and documents on a worker thread with its own connection (what `serve` does), so
+   * the event loop never waits for SQLite. One-shot commands write in-process: a thread costs ~30 ms
+   * to start. A `:memory:` database is private to its connection, so it always writes in-process.
+   */
+  writerThread?: boolean
+}
+
+export async function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<Store> {
   let db: Database.Database
   try {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
-    db = new Database(file, { timeout: 5000 })
+    db = openSqliteConnection(file)
   } catch (error) {
     throw new FlowctlError('STORE_UNAVAILABLE', `cannot open the embedded database ${file}: ${(error as Error).message}`, { cause: error })
   }
   try {
-    db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = NORMAL')
-    db.pragma('foreign_keys = ON')
     migrate(db)
-    return new SqliteStore(db)
+    const sql = new SqliteStatements(db)
+    const writer = options.writerThread && file !== ':memory:' ? await SqliteWriterThread.start(file) : inProcessWriter(db, sql)
+    return new SqliteStore(db, sql, writer)
   } catch (error) {
     db.close()
     throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the embedded database ${file}: ${(error as Error).message}`, { cause: error })
   }
+}
+
+/** Where group commits of runs and documents go: this connection, or a SqliteWriterThread. */
+interface Writer {
+  commit(items: SqliteWrite[]): CommitResult | Promise<CommitResult>
+  close(): Promise<void>
+}
+
+function inProcessWriter(db: Database.Database, sql: SqliteStatements): Writer {
+  const commit = sqliteBatchCommit(db, sql)
+  return { commit: (items) => guarded(() => commit(items)), close: async () => {} }
 }
 
 /** Applies pending migrations inside BEGIN IMMEDIATE, so processes opening at once apply each once. */
@@ -75,36 +98,17 @@ function toOutboxMessage(row: OutboxRow): OutboxMessage {
   }
 }
 
-// Errors that mean "the database cannot be used right now" (another process held the write lock
-// past busy_timeout, a full or read-only disk) are STORE_UNAVAILABLE: the server answers 503.
-const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/
-
-function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && UNAVAILABLE.test(code)
-}
-
-function guarded<T>(action: () => T): T {
-  try {
-    return action()
-  } catch (error) {
-    const code = (error as { code?: unknown }).code
-    if (isUnavailable(error)) {
-      throw new FlowctlError('STORE_UNAVAILABLE', `the embedded database is unavailable (${code}): ${(error as Error).message}`, { cause: error })
-    }
-    throw error
-  }
-}
-
 class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
-  private readonly sql: SqliteStatements
-  private readonly writes: SqliteWrites
+  private readonly writes: WriteBatcher<SqliteWrite>
   private readonly advance: (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => boolean
 
-  constructor(private readonly db: Database.Database) {
-    this.sql = new SqliteStatements(db)
-    this.writes = new SqliteWrites(db, this.sql, isUnavailable, guarded)
+  constructor(
+    private readonly db: Database.Database,
+    private readonly sql: SqliteStatements,
+    private readonly writer: Writer,
+  ) {
+    this.writes = new WriteBatcher((items) => writer.commit(items))
     const cas = db.transaction((projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
       const current = (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
       if (current !== expected) return false
@@ -224,6 +228,7 @@ class SqliteStore implements Store {
     if (!this.db.open) return
     // Writes already accepted are committed (or rejected) before the connection goes.
     await this.writes.drain()
+    await this.writer.close()
     if (this.db.open) this.db.close()
   }
 }

@@ -5,14 +5,32 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openSqliteStore } from '../../src/store/sqlite.js'
+import { SqliteWriterThread } from '../../src/store/sqlite-writer.js'
+import type { RunRecord } from '../../src/store/types.js'
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js'
 import { describeStoreContract, makeRun } from './contract.js'
+
+/** A run as the store's INSERT takes it. */
+function runRow(run: RunRecord): Record<string, unknown> {
+  return {
+    id: run.id, project_id: run.projectId, flow: run.flow, trigger: run.trigger, method: run.method, started_at: run.startedAt,
+    duration_ms: run.durationMs, status: run.status, http_status: run.httpStatus, ports: JSON.stringify(run.ports),
+    failed_node_id: run.failedNodeId, error: run.error,
+  }
+}
 
 const dir = await mkdtemp(join(tmpdir(), 'flowctl-sqlite-'))
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
 const file = join(dir, 'contract', 'flowctl.db')
 describeStoreContract('sqlite (file, WAL)', () => openSqliteStore(file), () => openSqliteStore(file))
+// What `serve` uses: runs and documents committed by a worker thread with its own connection.
+const threadFile = join(dir, 'contract-thread', 'flowctl.db')
+describeStoreContract(
+  'sqlite (file, WAL, writer thread)',
+  () => openSqliteStore(threadFile, { writerThread: true }),
+  () => openSqliteStore(threadFile, { writerThread: true }),
+)
 
 describe('sqlite store', () => {
   it('creates the parent folder and uses WAL', async () => {
@@ -73,6 +91,68 @@ describe('sqlite store', () => {
     expect(await store.countRuns('p', null, null)).toEqual({ success: 0, error: 0 })
     await store.close()
   }, 20_000)
+
+  it('with a writer thread, maps a held write lock to STORE_UNAVAILABLE for every caller of the batch, then recovers', async () => {
+    const shared = join(dir, 'locked-thread.db')
+    const store = await openSqliteStore(shared, { writerThread: true })
+    const holder = new Database(shared)
+    holder.exec('BEGIN IMMEDIATE')
+    let results: PromiseSettledResult<unknown>[]
+    try {
+      results = await Promise.allSettled([store.recordRun(makeRun('p'), 10), store.insertDocument('p', 'c', { a: 1 })])
+    } finally {
+      holder.exec('ROLLBACK')
+      holder.close()
+    }
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'resolved'))).toEqual(['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE'])
+    expect(await store.countRuns('p', null, null)).toEqual({ success: 0, error: 0 })
+    const run = makeRun('p')
+    await store.recordRun(run, 10)
+    expect(await store.getRun('p', run.id)).toStrictEqual(run)
+    await store.close()
+  }, 20_000)
+
+  it('with a writer thread, fails only the caller whose row is refused (duplicate id), with SQLite\'s code', async () => {
+    const store = await openSqliteStore(join(dir, 'duplicate-thread.db'), { writerThread: true })
+    const run = makeRun('p')
+    await store.recordRun(run, 10)
+    const other = makeRun('p')
+    const results = await Promise.allSettled([store.recordRun(run, 10), store.recordRun(other, 10)])
+    expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' } })
+    expect(results[1].status).toBe('fulfilled')
+    expect(await store.getRun('p', other.id)).toStrictEqual(other)
+    await store.close()
+  })
+
+  it('with a writer thread, commits every accepted write before close returns, and close ends the thread', async () => {
+    const shared = join(dir, 'close-thread.db')
+    const store = await openSqliteStore(shared, { writerThread: true })
+    const runs = Array.from({ length: 500 }, () => makeRun('p'))
+    const writes = runs.map((run) => store.recordRun(run, 10_000))
+    await store.close()
+    await Promise.all(writes)
+    const raw = new Database(shared, { readonly: true })
+    expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(500)
+    raw.close()
+    // Nothing is left running: a fresh store on the file opens and writes at once.
+    const again = await openSqliteStore(shared, { writerThread: true })
+    await again.recordRun(makeRun('p'), 10_000)
+    await again.close()
+  })
+
+  it('with a writer thread, refuses writes as STORE_UNAVAILABLE once closed', async () => {
+    const shared = join(dir, 'closed-thread.db')
+    const setup = await openSqliteStore(shared) // migrates the file
+    await setup.close()
+    const thread = await SqliteWriterThread.start(shared)
+    const run = makeRun('p')
+    expect(await thread.commit([{ kind: 'run', projectId: 'p', cap: 0, row: runRow(run) }])).toBeUndefined()
+    await thread.close()
+    await expect(thread.commit([{ kind: 'run', projectId: 'p', cap: 0, row: runRow(makeRun('p')) }])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    const raw = new Database(shared, { readonly: true })
+    expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(1)
+    raw.close()
+  })
 
   it('works in memory', async () => {
     const store = await openSqliteStore(':memory:')

@@ -1,0 +1,79 @@
+// One group commit of the SQLite hot-path writes (runs and documents): every write of a batch in one
+// BEGIN IMMEDIATE ... COMMIT, with the history trim of each project that passed its cap riding in the
+// same transaction under a savepoint, so a failed trim rolls back alone and never fails the writes.
+// It runs on whichever connection does the writing: the store's own (one-shot commands) or the
+// writer thread's (serve). Either way one connection writes, so trims never overlap.
+import type Database from 'better-sqlite3'
+import { HistoryCounter, isCapped } from './history-cap.js'
+import { isUnavailable } from './sqlite-connection.js'
+import type { SqliteStatements } from './sqlite-statements.js'
+import type { CommitResult } from './write-batch.js'
+
+export type SqliteWrite =
+  | { kind: 'run'; projectId: string; cap: number; row: Record<string, unknown> }
+  | { kind: 'document'; values: unknown[] }
+
+/**
+ * The commit function for `WriteBatcher`: writes the batch in one transaction and reports each
+ * row's own error (a duplicate id) by index. Throws (the raw SQLite error) when the transaction
+ * failed as a whole, in which case nothing of the batch was written.
+ */
+export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements): (items: SqliteWrite[]) => CommitResult {
+  const history = new HistoryCounter()
+
+  // Under a savepoint, and only when there is SQL to run: the first count of a project, or a trim.
+  const countAndTrim = db.transaction((projectId: string, cap: number) => {
+    // The first time, count in this transaction: the count includes this batch's rows.
+    if (history.get(projectId) === undefined) history.set(projectId, (sql.countAllRuns.get(projectId) as { n: number }).n)
+    if (history.isDue(projectId, cap)) {
+      sql.trimRuns.run(projectId, Math.floor(cap))
+      // We hold the write lock: the project now holds exactly `cap` runs.
+      history.set(projectId, Math.floor(cap))
+    }
+  })
+  const noteRuns = (projectId: string, inserted: number, cap: number) => {
+    const known = history.get(projectId)
+    if (known !== undefined) {
+      history.set(projectId, known + inserted)
+      if (!history.isDue(projectId, cap)) return
+    }
+    countAndTrim(projectId, cap)
+  }
+
+  const commitBatch = db.transaction((items: SqliteWrite[], failures: Map<number, unknown>) => {
+    const runsByProject = new Map<string, { inserted: number; cap: number }>()
+    items.forEach((item, index) => {
+      try {
+        if (item.kind === 'run') sql.insertRun.run(item.row)
+        else sql.insertDocument.run(...item.values)
+      } catch (error) {
+        // One row's own error (say, a duplicate id) fails only its caller; anything that ended
+        // the transaction fails the batch.
+        if (isUnavailable(error) || !db.inTransaction) throw error
+        failures.set(index, error)
+        return
+      }
+      if (item.kind === 'run' && isCapped(item.cap)) {
+        const tally = runsByProject.get(item.projectId) ?? { inserted: 0, cap: item.cap }
+        tally.inserted += 1
+        tally.cap = item.cap
+        runsByProject.set(item.projectId, tally)
+      }
+    })
+    for (const [projectId, { inserted, cap }] of runsByProject) {
+      try {
+        noteRuns(projectId, inserted, cap)
+      } catch {
+        // Rolled back to its savepoint; the count is forgotten and read again with the next batch.
+        history.forget(projectId)
+        if (!db.inTransaction) throw new Error('the history trim ended the transaction')
+      }
+    }
+  })
+
+  return (items) => {
+    const failures = new Map<number, unknown>()
+    commitBatch.immediate(items, failures)
+    return failures.size > 0 ? failures : undefined
+  }
+}
