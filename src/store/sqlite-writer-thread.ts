@@ -1,26 +1,27 @@
-// The writer thread of the embedded store under `serve` (started by sqlite-writer.ts). It holds its
-// own connection to the database file and runs each group commit the main thread sends it, so the
-// BEGIN/COMMIT, the WAL writes and checkpoints never stall the event loop that answers requests.
-// Messages: in { type: 'commit', id, items } | { type: 'close' };
-// out { type: 'ready' } | { type: 'committed', id, failures } | { type: 'failed', id, error } | { type: 'closed' }.
-import { parentPort, workerData } from 'node:worker_threads'
+// The writer thread of the embedded store under `serve` (driven by sqlite-writer.ts). One thread per
+// process holds a connection per database it writes and runs each group commit the main thread
+// sends, so BEGIN/COMMIT, the WAL writes and checkpoints never stall the event loop that answers
+// requests. Every request carries an id; the answer with that id is 'done', 'committed' or 'error'.
+import { parentPort } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
 import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
 import { openSqliteConnection } from './sqlite-connection.js'
 import { SqliteStatements } from './sqlite-statements.js'
+import type { CommitResult } from './write-batch.js'
 
 export interface ThreadError {
   message: string
   code?: string
 }
 
-export type ToWriter = { type: 'commit'; id: number; items: SqliteWrite[] } | { type: 'close' }
+export type ToWriter =
+  | { id: number; type: 'open'; connection: number; file: string }
+  | { id: number; type: 'commit'; connection: number; items: SqliteWrite[] }
+  | { id: number; type: 'close'; connection: number }
 export type FromWriter =
-  | { type: 'ready' }
-  | { type: 'open-failed'; error: ThreadError }
-  | { type: 'committed'; id: number; failures: [number, ThreadError][] }
-  | { type: 'failed'; id: number; error: ThreadError }
-  | { type: 'closed' }
+  | { id: number; type: 'done' }
+  | { id: number; type: 'committed'; failures: [number, ThreadError][] }
+  | { id: number; type: 'error'; error: ThreadError }
 
 /** Errors cross the thread boundary as plain data: structured clone would drop SQLite's `code`. */
 function toThreadError(error: unknown): ThreadError {
@@ -28,31 +29,42 @@ function toThreadError(error: unknown): ThreadError {
   return { message: error instanceof Error ? error.message : String(error), ...(typeof code === 'string' ? { code } : {}) }
 }
 
-const port = parentPort
-if (port) {
-  const send = (message: FromWriter) => port.postMessage(message)
-  let db: Database.Database | undefined
-  try {
-    db = openSqliteConnection((workerData as { file: string }).file)
-    const commit = sqliteBatchCommit(db, new SqliteStatements(db))
-    port.on('message', (message: ToWriter) => {
-      if (message.type === 'close') {
-        db?.close()
-        send({ type: 'closed' })
-        port.close()
-        return
-      }
-      try {
-        const failures = commit(message.items)
-        send({ type: 'committed', id: message.id, failures: failures ? [...failures].map(([index, error]) => [index, toThreadError(error)]) : [] })
-      } catch (error) {
-        send({ type: 'failed', id: message.id, error: toThreadError(error) })
-      }
-    })
-    send({ type: 'ready' })
-  } catch (error) {
-    db?.close()
-    send({ type: 'open-failed', error: toThreadError(error) })
-    port.close()
-  }
+interface Connection {
+  db: Database.Database
+  commit: (items: SqliteWrite[]) => CommitResult
 }
+
+const connections = new Map<number, Connection>()
+
+function handle(message: ToWriter): FromWriter {
+  const { id } = message
+  if (message.type === 'open') {
+    const db = openSqliteConnection(message.file)
+    try {
+      connections.set(message.connection, { db, commit: sqliteBatchCommit(db, new SqliteStatements(db)) })
+    } catch (error) {
+      db.close()
+      throw error
+    }
+    return { id, type: 'done' }
+  }
+  const connection = connections.get(message.connection)
+  if (message.type === 'close') {
+    connections.delete(message.connection)
+    connection?.db.close()
+    return { id, type: 'done' }
+  }
+  if (!connection) throw new Error('the connection is closed')
+  const failures = connection.commit(message.items)
+  return { id, type: 'committed', failures: failures ? [...failures].map(([index, error]) => [index, toThreadError(error)]) : [] }
+}
+
+parentPort?.on('message', (message: ToWriter) => {
+  let answer: FromWriter
+  try {
+    answer = handle(message)
+  } catch (error) {
+    answer = { id: message.id, type: 'error', error: toThreadError(error) }
+  }
+  parentPort?.postMessage(answer)
+})

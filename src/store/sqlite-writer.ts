@@ -2,6 +2,7 @@
 // documents there: SQLite's transaction work was about a third of the Run API's CPU on the one
 // thread that also parses requests and runs flows. A caller's promise still settles only after the
 // commit holding its write (the thread answers once COMMIT returned), so durability is unchanged.
+// One thread serves every embedded database of the process (serve may hold several projects).
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
@@ -25,92 +26,96 @@ function fromThreadError(error: ThreadError): Error {
   return Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code })
 }
 
+function unavailable(reason: Error): FlowctlError {
+  return new FlowctlError('STORE_UNAVAILABLE', `the embedded database's writer thread stopped: ${reason.message}`, { cause: reason })
+}
+
+type Request = ToWriter extends infer M ? (M extends ToWriter ? Omit<M, 'id'> : never) : never
+
 interface Waiting {
-  resolve: (result: CommitResult) => void
+  resolve: (answer: FromWriter) => void
   reject: (error: unknown) => void
 }
 
-export class SqliteWriterThread {
+/**
+ * The thread and its pending requests. It is unref'd while nothing is pending, so it never keeps
+ * the process alive by itself. It is never `terminate()`d while working: terminating a thread inside
+ * a better-sqlite3 call that then throws is a fatal V8 error that aborts the whole process (seen with
+ * a commit waiting on a held write lock).
+ */
+class WriterThread {
   private readonly waiting = new Map<number, Waiting>()
   private nextId = 1
-  private stopped: Error | null = null
+  stopped: Error | null = null
 
-  private constructor(private readonly worker: Worker) {
-    worker.on('message', (message: FromWriter) => this.receive(message))
-    worker.on('error', (error) => this.stop(error))
-    worker.on('exit', (code) => this.stop(new Error(`the writer thread exited (code ${code})`)))
-  }
-
-  /** Starts the thread on `file` (already migrated) and waits until its connection is open. */
-  static async start(file: string): Promise<SqliteWriterThread> {
-    const worker = new Worker(threadScript(), { workerData: { file } })
-    await new Promise<void>((resolve, reject) => {
-      const onMessage = (message: FromWriter) => {
-        worker.off('exit', onExit)
-        if (message.type === 'ready') resolve()
-        else reject(new Error(message.type === 'open-failed' ? message.error.message : `unexpected ${message.type}`))
-      }
-      const onExit = (code: number) => {
-        worker.off('message', onMessage)
-        reject(new Error(`the writer thread exited (code ${code}) before it was ready`))
-      }
-      worker.once('message', onMessage)
-      worker.once('exit', onExit)
-    })
+  constructor(private readonly worker: Worker) {
     worker.unref()
-    return new SqliteWriterThread(worker)
+    worker.on('message', (answer: FromWriter) => this.receive(answer))
+    worker.on('error', (error) => this.stop(error))
+    worker.on('exit', (code) => this.stop(new Error(`it exited (code ${code})`)))
   }
 
-  /** Commits one batch on the thread; rejects (STORE_UNAVAILABLE when the database is unusable) if the whole batch failed. */
-  commit(items: SqliteWrite[]): Promise<CommitResult> {
-    if (this.stopped) return Promise.reject(this.unavailable(this.stopped))
+  request(message: Request): Promise<FromWriter> {
+    if (this.stopped) return Promise.reject(unavailable(this.stopped))
     const id = this.nextId++
-    return new Promise<CommitResult>((resolve, reject) => {
+    return new Promise<FromWriter>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject })
-      // Keep the process alive while a commit is under way, and only then.
       if (this.waiting.size === 1) this.worker.ref()
-      this.post({ type: 'commit', id, items })
+      this.worker.postMessage({ ...message, id } as ToWriter)
     })
   }
 
-  /**
-   * Closes the thread's connection; call once every commit settled. Never `worker.terminate()` it:
-   * terminating a thread inside a better-sqlite3 call that then throws is a fatal V8 error that
-   * aborts the whole process (seen with a commit waiting on a held write lock).
-   */
-  async close(): Promise<void> {
-    if (this.stopped) return
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()))
-    this.worker.ref()
-    this.post({ type: 'close' })
-    await exited
-  }
-
-  private post(message: ToWriter): void {
-    this.worker.postMessage(message)
-  }
-
-  private receive(message: FromWriter): void {
-    if (message.type !== 'committed' && message.type !== 'failed') return
-    const waiting = this.waiting.get(message.id)
+  private receive(answer: FromWriter): void {
+    const waiting = this.waiting.get(answer.id)
     if (!waiting) return
-    this.waiting.delete(message.id)
+    this.waiting.delete(answer.id)
     if (this.waiting.size === 0) this.worker.unref()
-    if (message.type === 'failed') waiting.reject(storeError(fromThreadError(message.error)))
-    else waiting.resolve(message.failures.length ? new Map(message.failures.map(([index, error]) => [index, fromThreadError(error)])) : undefined)
+    waiting.resolve(answer)
   }
 
-  /**
-   * The thread is gone: closed, or a fatal error (it catches every SQLite error), which in practice
-   * ends the process too. Whatever waits for it, and every later commit, fails as unavailable.
-   */
+  /** A fatal error ended the thread (it catches every SQLite error); in practice the process goes too. */
   private stop(reason: Error): void {
     this.stopped ??= reason
-    for (const waiting of this.waiting.values()) waiting.reject(this.unavailable(reason))
+    if (thread === this) thread = null
+    for (const waiting of this.waiting.values()) waiting.reject(unavailable(reason))
     this.waiting.clear()
   }
+}
 
-  private unavailable(reason: Error): FlowctlError {
-    return new FlowctlError('STORE_UNAVAILABLE', `the embedded database's writer is not running: ${reason.message}`, { cause: reason })
+let thread: WriterThread | null = null
+let nextConnection = 1
+
+/** One database's connection on the writer thread. */
+export class SqliteWriterConnection {
+  private closed = false
+
+  private constructor(
+    private readonly on: WriterThread,
+    private readonly connection: number,
+  ) {}
+
+  /** Opens `file` (already migrated) on the writer thread, starting the thread the first time. */
+  static async open(file: string): Promise<SqliteWriterConnection> {
+    thread ??= new WriterThread(new Worker(threadScript()))
+    const connection = nextConnection++
+    const answer = await thread.request({ type: 'open', connection, file })
+    if (answer.type === 'error') throw storeError(fromThreadError(answer.error))
+    return new SqliteWriterConnection(thread, connection)
+  }
+
+  /** Commits one batch; rejects (STORE_UNAVAILABLE when the database is unusable) if the whole batch failed. */
+  async commit(items: SqliteWrite[]): Promise<CommitResult> {
+    if (this.closed) throw new FlowctlError('STORE_UNAVAILABLE', 'the embedded database is closed')
+    const answer = await this.on.request({ type: 'commit', connection: this.connection, items })
+    if (answer.type === 'error') throw storeError(fromThreadError(answer.error))
+    if (answer.type !== 'committed' || answer.failures.length === 0) return undefined
+    return new Map(answer.failures.map(([index, error]) => [index, fromThreadError(error)]))
+  }
+
+  /** Closes this connection (the thread stays for the others); call once every commit settled. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    if (!this.on.stopped) await this.on.request({ type: 'close', connection: this.connection })
   }
 }

@@ -11,7 +11,7 @@ import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
 import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow } from './sqlite-statements.js'
 import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
-import { SqliteWriterThread } from './sqlite-writer.js'
+import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
 import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
 
@@ -35,7 +35,7 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   try {
     migrate(db)
     const sql = new SqliteStatements(db)
-    const writer = options.writerThread && file !== ':memory:' ? await SqliteWriterThread.start(file) : inProcessWriter(db, sql)
+    const writer = options.writerThread && file !== ':memory:' ? await SqliteWriterConnection.open(file) : inProcessWriter(db, sql)
     return new SqliteStore(db, sql, writer)
   } catch (error) {
     db.close()
@@ -43,7 +43,7 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   }
 }
 
-/** Where group commits of runs and documents go: this connection, or a SqliteWriterThread. */
+/** Where group commits of runs and documents go: this connection, or its SqliteWriterConnection. */
 interface Writer {
   commit(items: SqliteWrite[]): CommitResult | Promise<CommitResult>
   close(): Promise<void>

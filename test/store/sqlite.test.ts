@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openSqliteStore } from '../../src/store/sqlite.js'
-import { SqliteWriterThread } from '../../src/store/sqlite-writer.js'
+import { SqliteWriterConnection } from '../../src/store/sqlite-writer.js'
 import type { RunRecord } from '../../src/store/types.js'
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js'
 import { describeStoreContract, makeRun } from './contract.js'
@@ -124,7 +124,7 @@ describe('sqlite store', () => {
     await store.close()
   })
 
-  it('with a writer thread, commits every accepted write before close returns, and close ends the thread', async () => {
+  it('with a writer thread, commits every accepted write before close returns', async () => {
     const shared = join(dir, 'close-thread.db')
     const store = await openSqliteStore(shared, { writerThread: true })
     const runs = Array.from({ length: 500 }, () => makeRun('p'))
@@ -144,14 +144,30 @@ describe('sqlite store', () => {
     const shared = join(dir, 'closed-thread.db')
     const setup = await openSqliteStore(shared) // migrates the file
     await setup.close()
-    const thread = await SqliteWriterThread.start(shared)
+    const connection = await SqliteWriterConnection.open(shared)
     const run = makeRun('p')
-    expect(await thread.commit([{ kind: 'run', projectId: 'p', cap: 0, row: runRow(run) }])).toBeUndefined()
-    await thread.close()
-    await expect(thread.commit([{ kind: 'run', projectId: 'p', cap: 0, row: runRow(makeRun('p')) }])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    expect(await connection.commit([{ kind: 'run', projectId: 'p', cap: 0, row: runRow(run) }])).toBeUndefined()
+    await connection.close()
+    await expect(connection.commit([{ kind: 'run', projectId: 'p', cap: 0, row: runRow(makeRun('p')) }])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
     const raw = new Database(shared, { readonly: true })
     expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(1)
     raw.close()
+  })
+
+  it('with a writer thread, serves several databases, and closing one leaves the others writing', async () => {
+    const files = ['one', 'two', 'three'].map((name) => join(dir, `shared-thread-${name}.db`))
+    const stores = await Promise.all(files.map((file) => openSqliteStore(file, { writerThread: true })))
+    await Promise.all(stores.map((store, i) => Promise.all(Array.from({ length: 50 }, () => store.recordRun(makeRun(`p${i}`), 1000)))))
+    await stores[0].close()
+    const late = makeRun('p1')
+    await stores[1].recordRun(late, 1000)
+    expect(await stores[1].getRun('p1', late.id)).toStrictEqual(late)
+    for (const [i, file] of files.entries()) {
+      const raw = new Database(file, { readonly: true })
+      expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(i === 1 ? 51 : 50)
+      raw.close()
+    }
+    await Promise.all(stores.slice(1).map((store) => store.close()))
   })
 
   it('works in memory', async () => {
