@@ -3,19 +3,31 @@ import { randomBytes } from 'node:crypto'
 import { FlowctlError } from '../errors.js'
 
 // randomBytes per id costs ~3.5 µs (a call into the CSPRNG each time); slicing a 4 KiB pool of
-// random bytes costs ~0.2 µs (randomUUID ~0.26 µs, but a different shape). Each byte is used once.
-const ID_BYTES = 12
+// random bytes costs ~0.2 µs. Each byte is used once.
+const RANDOM_BYTES = 8
 let pool = randomBytes(4096)
 let offset = 0
+let second = -1
+let secondHex = ''
 
-/** A document id: 24 hex characters, like a MongoDB ObjectId in shape (not in meaning). */
-export function newDocumentId(): string {
-  if (offset + ID_BYTES > pool.length) {
+/**
+ * A document id: 24 hex characters, the seconds since 1970 (8) then random (16), so ids sort by
+ * creation time like a MongoDB ObjectId. Time order matters for speed: new keys land at the end of
+ * the primary-key index instead of on a random page each, which made every group commit rewrite
+ * one index page per document.
+ */
+export function newDocumentId(now: number = Date.now()): string {
+  if (offset + RANDOM_BYTES > pool.length) {
     pool = randomBytes(4096)
     offset = 0
   }
-  const id = pool.toString('hex', offset, offset + ID_BYTES)
-  offset += ID_BYTES
+  const seconds = Math.floor(now / 1000)
+  if (seconds !== second) {
+    second = seconds
+    secondHex = seconds.toString(16).padStart(8, '0')
+  }
+  const id = secondHex + pool.toString('hex', offset, offset + RANDOM_BYTES)
+  offset += RANDOM_BYTES
   return id
 }
 
