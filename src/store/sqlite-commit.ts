@@ -9,8 +9,9 @@ import { isUnavailable } from './sqlite-connection.js'
 import type { SqliteStatements } from './sqlite-statements.js'
 import type { CommitResult } from './write-batch.js'
 
+/** Values in column order (`RUN_COLUMNS`, `DOCUMENT_COLUMNS`): arrays cross to the writer thread cheaper than objects. */
 export type SqliteWrite =
-  | { kind: 'run'; projectId: string; cap: number; row: Record<string, unknown> }
+  | { kind: 'run'; projectId: string; cap: number; values: unknown[] }
   | { kind: 'document'; values: unknown[] }
 
 /**
@@ -44,7 +45,7 @@ export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements):
     const runsByProject = new Map<string, { inserted: number; cap: number }>()
     items.forEach((item, index) => {
       try {
-        if (item.kind === 'run') sql.insertRun.run(item.row)
+        if (item.kind === 'run') sql.insertRun.run(...item.values)
         else sql.insertDocument.run(...item.values)
       } catch (error) {
         // One row's own error (say, a duplicate id) fails only its caller; anything that ended

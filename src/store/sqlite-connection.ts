@@ -4,11 +4,32 @@
 import Database from 'better-sqlite3'
 import { FlowctlError } from '../errors.js'
 
+const BUSY_TIMEOUT_MS = 5000
+
+/**
+ * Switching a new file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once (no
+ * busy handler) when another process opening the same new file holds a lock: seen with four
+ * processes opening one new file together. So it is retried for up to the busy timeout. A file
+ * already in WAL mode stays so; only reading the mode then needs no retry.
+ */
+function enterWal(db: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS
+  for (;;) {
+    try {
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL')
+      return
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5) // a synchronous 5 ms pause
+    }
+  }
+}
+
 /** WAL so readers never wait for the writer; NORMAL sync: a commit survives a killed process. */
 export function openSqliteConnection(file: string): Database.Database {
-  const db = new Database(file, { timeout: 5000 })
+  const db = new Database(file, { timeout: BUSY_TIMEOUT_MS })
   try {
-    db.pragma('journal_mode = WAL')
+    enterWal(db)
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
     return db

@@ -27,7 +27,9 @@ export interface OutboxRow {
   created_at: string
 }
 
-const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error`
+/** Column order of the values of an inserted run or document (see SqliteWrite). */
+export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error`
+export const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
 /** Claims older than this, relative to the minute being claimed, are pruned (they can no longer be re-ticked in practice). */
@@ -64,8 +66,7 @@ export class SqliteStatements {
   private readonly listShapes = new Map<string, Database.Statement>()
 
   constructor(private readonly db: Database.Database) {
-    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES
-      (@id, @project_id, @flow, @trigger, @method, @started_at, @duration_ms, @status, @http_status, @ports, @failed_node_id, @error)`)
+    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
     // The rowids come from the project's own index range; repeating `project_id = ?` outside made
     // SQLite scan the whole project to test each row against the list (twice the cost).
@@ -77,7 +78,7 @@ export class SqliteStatements {
         AND (@all_flows = 1 OR flow IN (SELECT value FROM json_each(@flows)))
         AND (@after IS NULL OR started_at > @after)
       GROUP BY status`)
-    this.insertDocument = db.prepare('INSERT INTO documents (id, project_id, collection, body, created_at) VALUES (?, ?, ?, ?, ?)')
+    this.insertDocument = db.prepare(`INSERT INTO documents (${DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
     this.getDocument = db.prepare('SELECT body FROM documents WHERE project_id = ? AND collection = ? AND id = ?')
     this.claim = db.prepare('INSERT OR IGNORE INTO schedule_claims (project_id, schedule_id, minute, claimed_at) VALUES (?, ?, ?, ?)')
     this.pruneClaims = db.prepare('DELETE FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute < ?')

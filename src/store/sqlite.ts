@@ -122,21 +122,22 @@ class SqliteStore implements Store {
 
   /** Group commit: resolves once the transaction holding this run (and any due trim) committed. */
   async recordRun(run: RunRecord, historyCap: number): Promise<void> {
-    const row = {
-      id: run.id,
-      project_id: run.projectId,
-      flow: run.flow,
-      trigger: run.trigger,
-      method: run.method,
-      started_at: canonicalIso(run.startedAt, 'startedAt'),
-      duration_ms: run.durationMs,
-      status: run.status,
-      http_status: run.httpStatus,
-      ports: JSON.stringify(run.ports),
-      failed_node_id: run.failedNodeId,
-      error: run.error,
-    }
-    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, row })
+    // In RUN_COLUMNS order.
+    const values = [
+      run.id,
+      run.projectId,
+      run.flow,
+      run.trigger,
+      run.method,
+      canonicalIso(run.startedAt, 'startedAt'),
+      run.durationMs,
+      run.status,
+      run.httpStatus,
+      JSON.stringify(run.ports),
+      run.failedNodeId,
+      run.error,
+    ]
+    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values })
   }
 
   async listRuns(query: RunQuery): Promise<RunRecord[]> {
@@ -166,7 +167,7 @@ class SqliteStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
     const id = newDocumentId()
-    const values = [id, projectId, collection, JSON.stringify(document ?? null), new Date().toISOString()]
+    const values = [id, projectId, collection, JSON.stringify(document ?? null), new Date().toISOString()] // DOCUMENT_COLUMNS order
     await this.writes.add({ kind: 'document', values })
     return id
   }

@@ -10,13 +10,9 @@ import type { RunRecord } from '../../src/store/types.js'
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js'
 import { describeStoreContract, makeRun } from './contract.js'
 
-/** A run as the store's INSERT takes it. */
-function runRow(run: RunRecord): Record<string, unknown> {
-  return {
-    id: run.id, project_id: run.projectId, flow: run.flow, trigger: run.trigger, method: run.method, started_at: run.startedAt,
-    duration_ms: run.durationMs, status: run.status, http_status: run.httpStatus, ports: JSON.stringify(run.ports),
-    failed_node_id: run.failedNodeId, error: run.error,
-  }
+/** A run as the store's INSERT takes it (RUN_COLUMNS order). */
+function runValues(run: RunRecord): unknown[] {
+  return [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status, run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error]
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'flowctl-sqlite-'))
@@ -146,9 +142,9 @@ describe('sqlite store', () => {
     await setup.close()
     const connection = await SqliteWriterConnection.open(shared)
     const run = makeRun('p')
-    expect(await connection.commit([{ kind: 'run', projectId: 'p', cap: 0, row: runRow(run) }])).toBeUndefined()
+    expect(await connection.commit([{ kind: 'run', projectId: 'p', cap: 0, values: runValues(run) }])).toBeUndefined()
     await connection.close()
-    await expect(connection.commit([{ kind: 'run', projectId: 'p', cap: 0, row: runRow(makeRun('p')) }])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    await expect(connection.commit([{ kind: 'run', projectId: 'p', cap: 0, values: runValues(makeRun('p')) }])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
     const raw = new Database(shared, { readonly: true })
     expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(1)
     raw.close()
