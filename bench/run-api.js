@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { TMP } from './lib/paths.js'
 import { BENCH_TOKEN, orderFlow, writeProject } from './lib/project.js'
 import { startBaseline, startFlowctl } from './lib/servers.js'
-import { httpRequest, stopChild } from './lib/proc.js'
+import { commandCpuMs, httpRequest, stopChild } from './lib/proc.js'
 import { alternate, ORDER_BODIES } from './lib/load.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
 import { freshPostgresDatabase, newestRun, reachablePostgres, requireFlowctl } from './lib/flowctl-check.js'
@@ -26,6 +26,18 @@ export async function checkOrderResponse(url, headers = AUTH) {
   }
 }
 
+/**
+ * The local database server's CPU, when it runs on this machine (PostgreSQL's processes are named
+ * `postgres`): it shares the cores with the load generator and flowctl, so it is part of the cost.
+ */
+function localDatabaseCpu(env) {
+  const url = env.FLOWCTL_DATABASE_URL
+  if (!url) return undefined
+  const host = new URL(url).hostname
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]', ''].includes(host)) return undefined
+  return commandCpuMs('postgres') > 0 ? () => commandCpuMs('postgres') : undefined
+}
+
 async function measureStore(label, dir, baseline, env, rows, notes, log) {
   const flowctl = await startFlowctl(dir, { env })
   try {
@@ -33,7 +45,7 @@ async function measureStore(label, dir, baseline, env, rows, notes, log) {
     const [base, flow] = await alternate(
       [
         { name: 'h3 baseline', url: baseline.url + '/order', pid: baseline.child.pid },
-        { name: `flowctl (${label})`, url: flowctl.url + ROUTE, headers: AUTH, pid: flowctl.child.pid },
+        { name: `flowctl (${label})`, url: flowctl.url + ROUTE, headers: AUTH, pid: flowctl.child.pid, sideCpuMs: localDatabaseCpu(env) },
       ],
       { log },
     )
@@ -41,6 +53,9 @@ async function measureStore(label, dir, baseline, env, rows, notes, log) {
     rows.push(row(`Run API throughput, ${label} (req/s, mean of 2)`, flow.rps.toFixed(0), base.rps.toFixed(0), fmtRatio(ratio), '≥ 0.50×', ratio >= 0.5))
     rows.push(row(`Run API latency p50 / p99, ${label}`, `${flow.p50.toFixed(1)} / ${flow.p99.toFixed(1)} ms`, `${base.p50.toFixed(1)} / ${base.p99.toFixed(1)} ms`, fmtRatio(flow.p99 / base.p99) + ' (p99)', '—', null))
     rows.push(row(`Run API server CPU per request, ${label}`, `${flow.cpuUs.toFixed(0)} µs`, `${base.cpuUs.toFixed(0)} µs`, fmtRatio(flow.cpuUs / base.cpuUs), '—', null))
+    if (Number.isFinite(flow.sideCpuUs)) {
+      rows.push(row(`Run API database server CPU per request, ${label} (same machine)`, `${flow.sideCpuUs.toFixed(0)} µs`, '—', '—', '—', null))
+    }
     const bad = flow.non2xx + flow.errors
     rows.push(row(`Run API non-2xx + socket errors, ${label}`, String(bad), String(base.non2xx + base.errors), '—', '0', bad === 0))
     if (flow.non2xx) notes.push(`${label}: non-2xx statuses ${JSON.stringify(flow.statuses)}`)

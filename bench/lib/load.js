@@ -35,7 +35,8 @@ export async function loadOrders(url, { headers = {}, duration = DURATION, conne
 /**
  * Alternates the targets (A, B, A, B, …) `rounds` times after a 1-second warm-up each,
  * and returns per target { runs, rps, p50, p99, cpuUs, non2xx, errors } with the means of its runs
- * (cpuUs: the server's CPU µs per request when the target gives its `pid`).
+ * (cpuUs: the server's CPU µs per request when the target gives its `pid`; sideCpuUs: the same for
+ * `target.sideCpuMs()`, another process the target depends on, such as the database server).
  */
 export async function alternate(targets, { rounds = 2, log = console.log } = {}) {
   for (const target of targets) await loadOrders(target.url, { headers: target.headers, duration: 1 })
@@ -43,11 +44,13 @@ export async function alternate(targets, { rounds = 2, log = console.log } = {})
   for (let round = 0; round < rounds; round++) {
     for (const [i, target] of targets.entries()) {
       const cpuBefore = target.pid ? cpuMs(target.pid) : 0
+      const sideBefore = target.sideCpuMs ? target.sideCpuMs() : 0
       const run = await loadOrders(target.url, { headers: target.headers })
+      run.sideCpuUs = target.sideCpuMs ? ((target.sideCpuMs() - sideBefore) * 1000) / Math.max(1, run.total) : NaN
       // CPU time of the server per request: far less sensitive to other load on the machine than req/s.
       run.cpuUs = target.pid ? ((cpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, run.total) : NaN
       runs[i].push(run)
-      const cpu = Number.isFinite(run.cpuUs) ? `, server CPU ${run.cpuUs.toFixed(0)} µs/req` : ''
+      const cpu = (Number.isFinite(run.cpuUs) ? `, server CPU ${run.cpuUs.toFixed(0)} µs/req` : '') + (Number.isFinite(run.sideCpuUs) ? `, database CPU ${run.sideCpuUs.toFixed(0)} µs/req` : '')
       const codes = run.non2xx ? ` ${JSON.stringify(run.statuses)}` : ''
       log(`  ${target.name.padEnd(22)} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}${codes}, errors ${run.errors}${cpu}`)
     }
@@ -59,6 +62,7 @@ export async function alternate(targets, { rounds = 2, log = console.log } = {})
     p50: mean(runs[i].map((r) => r.p50)),
     p99: mean(runs[i].map((r) => r.p99)),
     cpuUs: mean(runs[i].map((r) => r.cpuUs)),
+    sideCpuUs: mean(runs[i].map((r) => r.sideCpuUs)),
     non2xx: sum(runs[i].map((r) => r.non2xx)),
     statuses: runs[i].reduce((all, r) => { for (const [c, n] of Object.entries(r.statuses)) all[c] = (all[c] ?? 0) + n; return all }, {}),
     errors: sum(runs[i].map((r) => r.errors + r.timeouts)),

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { request } from 'node:http'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 const children = new Set()
 
@@ -109,4 +109,18 @@ export function cpuMs(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/** CPU time (ms) used so far by every process whose command name is `name` (say, the PostgreSQL server's backends). */
+export function commandCpuMs(name) {
+  let total = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) total += cpuMs(entry)
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return total
 }
