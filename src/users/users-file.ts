@@ -5,6 +5,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { stringify } from 'yaml'
 import { FlowctlError } from '../errors.js'
+import { withFileLock } from './file-lock.js'
 import { parseUsersText } from './parse-users.js'
 import { isRole, PROJECT_ID_PATTERN, USER_NAME_PATTERN, type Role, type UserEntry } from './types.js'
 
@@ -34,27 +35,43 @@ export async function addUser(file: string, name: string, grants: Record<string,
     throw new FlowctlError('USAGE', `a user name may hold only letters, digits, ".", "_" and "-", got "${name}"`)
   }
   for (const [projectId, role] of Object.entries(grants)) checkGrant(projectId, role)
-  const users = await readUsers(file)
-  if (users.some((user) => user.name === name)) throw new FlowctlError('USAGE', `a user named "${name}" already exists`)
-  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
-  users.push({ name, tokenHash: hashToken(token), grants: { ...grants }, createdAt: new Date().toISOString() })
-  await writeUsers(file, users)
-  return { name, token }
+  return changeUsers(file, (users) => {
+    if (users.some((user) => user.name === name)) throw new FlowctlError('USAGE', `a user named "${name}" already exists`)
+    const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
+    users.push({ name, tokenHash: hashToken(token), grants: { ...grants }, createdAt: new Date().toISOString() })
+    return { users, result: { name, token } }
+  })
 }
 
 /** Gives a user a role on a project (replacing the role they had there). */
 export async function grantUser(file: string, name: string, projectId: string, role: Role): Promise<void> {
   checkGrant(projectId, role)
-  const users = await readUsers(file)
-  const user = findUser(users, name)
-  user.grants = { ...user.grants, [projectId]: role }
-  await writeUsers(file, users)
+  await changeUsers(file, (users) => {
+    const user = findUser(users, name)
+    user.grants = { ...user.grants, [projectId]: role }
+    return { users, result: undefined }
+  })
 }
 
 export async function removeUser(file: string, name: string): Promise<void> {
-  const users = await readUsers(file)
-  const user = findUser(users, name)
-  await writeUsers(file, users.filter((other) => other !== user))
+  await changeUsers(file, (users) => {
+    const user = findUser(users, name)
+    return { users: users.filter((other) => other !== user), result: undefined }
+  })
+}
+
+/** Read, change, write under the file's lock, so concurrent commands never lose each other's change. */
+async function changeUsers<T>(file: string, change: (users: UserEntry[]) => { users: UserEntry[]; result: T }): Promise<T> {
+  try {
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 })
+  } catch (error) {
+    throw new FlowctlError('USAGE', `cannot create the folder of the users file ${file}: ${(error as Error).message}`, { cause: error })
+  }
+  return withFileLock(file, async () => {
+    const { users, result } = change(await readUsers(file))
+    await writeUsers(file, users)
+    return result
+  })
 }
 
 /** The user holding this token, or null. Every stored hash is compared, each in constant time. */

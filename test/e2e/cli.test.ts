@@ -1,4 +1,5 @@
 // End-to-end: the real `flowctl` binary against temp copies of fixtures/example.
+import { existsSync } from 'node:fs'
 import { readFile, rm, writeFile, readdir } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
@@ -241,6 +242,16 @@ describe('flowctl users', () => {
     expect((await flowctl(['users', 'add', 'bob', '--grant', 'shop=admin'], { cwd: dir })).exitCode).toBe(2)
     expect((await flowctl(['users', 'remove', 'ada'], { cwd: dir })).exitCode).toBe(0)
     expect(JSON.parse((await flowctl(['users', 'list', '--json'], { cwd: dir })).stdout)).toEqual([])
+  })
+
+  it('loses no change when several users commands run at once (they take turns on a lock file)', async () => {
+    const dir = await makeTempDir()
+    const names = ['u1', 'u2', 'u3', 'u4', 'u5', 'u6']
+    const results = await Promise.all(names.map((name) => flowctl(['users', 'add', name, '--grant', 'shop=viewer'], { cwd: dir })))
+    expect(results.map((r) => r.exitCode)).toEqual(names.map(() => 0))
+    const listed = JSON.parse((await flowctl(['users', 'list', '--json'], { cwd: dir })).stdout) as { name: string }[]
+    expect(listed.map((u) => u.name).sort()).toEqual(names)
+    expect(existsSync(join(dir, '.flowctl', 'users.yaml.lock'))).toBe(false)
   })
 })
 
