@@ -22,7 +22,7 @@ function badge(ok: boolean, yes: string, no: string): SafeHtml {
 
 function runsTable(runs: RunRecord[]): SafeHtml {
   if (runs.length === 0) return html`<p class="muted">none</p>`
-  return html`<table><tr><th>started</th><th>flow</th><th>trigger</th><th>status</th><th>HTTP</th><th>ms</th><th>run id</th><th>error</th></tr>
+  return html`<table><tr><th>started</th><th>flow</th><th>method</th><th>status</th><th>HTTP</th><th>ms</th><th>run id</th><th>error</th></tr>
 ${runs.map(
   (run) => html`<tr><td>${run.startedAt}</td><td>${run.flow}</td><td>${run.method}</td><td>${badge(run.status === 'success', 'success', 'error')}</td>
 <td>${run.httpStatus ?? ''}</td><td>${run.durationMs}</td><td><code>${run.id}</code></td><td>${run.failedNodeId ? `${run.failedNodeId}: ` : ''}${run.error ?? ''}</td></tr>`,
