@@ -44,6 +44,12 @@ const enqueueIfMoved = `
 /** First key of the trim advisory lock (the second is the project id's hash); any number that is ours. */
 const TRIM_LOCK_KEY = 4_242_002
 
+/**
+ * Run at the start of the trim's transaction (see PostgresStore.trimStatement): the boundary must be
+ * read from the index newest first, whatever the table's statistics say.
+ */
+export const TRIM_PLANNER_SETTINGS = 'SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off'
+
 export const PG_SQL = {
   // Group commit: one statement writes every run and document queued in one event-loop turn, as
   // parallel arrays (one prepared statement whatever the batch size). ORDINALITY keeps `seq` in

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openPostgresStore } from '../../src/store/postgres.js'
+import { PG_SQL, TRIM_PLANNER_SETTINGS } from '../../src/store/postgres-sql.js'
 import type { Store } from '../../src/store/types.js'
 import { describeStoreContract, makeRun } from './contract.js'
 
@@ -57,6 +58,32 @@ describe.skipIf(!url)('postgres store', () => {
       const results = await Promise.allSettled(Array.from({ length: 100 }, () => store.recordRun(makeRun('p'), 1000)))
       expect(results.filter((r) => r.status === 'rejected')).toHaveLength(100)
     } finally {
+      await store.close()
+      await dropSchema(fresh)
+    }
+  })
+
+  it('plans the history trim as an index scan even on a table never analyzed (no sort of the whole project)', async () => {
+    const fresh = `${schema}_t`
+    const store = await openPostgresStore(url!, { schema: fresh })
+    const client = new pg.Client({ connectionString: url, options: `-c search_path=${fresh}` })
+    await client.connect()
+    try {
+      // 30,000 runs written at once, as a busy project does before autoanalyze has looked at the table.
+      await client.query(`INSERT INTO runs (id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports)
+        SELECT 'r' || g, 'p', 'f', 'http', 'POST', now() - g * interval '1 ms', 1, 'success', 200, '[]'::jsonb FROM generate_series(1, 30000) g`)
+      const plan = async (settings: string) => {
+        await client.query(`BEGIN; ${settings}`)
+        await client.query(`PREPARE trim_plan(text, int) AS ${PG_SQL.trimRuns}`)
+        const { rows } = await client.query("EXPLAIN (FORMAT JSON) EXECUTE trim_plan('p', 10000)")
+        await client.query('ROLLBACK')
+        return JSON.stringify(rows[0]['QUERY PLAN'])
+      }
+      const trimPlan = await plan(TRIM_PLANNER_SETTINGS)
+      expect(trimPlan).toMatch(/"Index (Only )?Scan/)
+      expect(trimPlan).not.toMatch(/"Node Type":"(Sort|Bitmap Heap Scan)"/)
+    } finally {
+      await client.end()
       await store.close()
       await dropSchema(fresh)
     }
