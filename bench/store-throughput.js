@@ -42,7 +42,7 @@ async function rate(write, concurrent) {
 let rows = []
 let log = console.log
 function report(label, mode, flowctl, raw) {
-  log(`  ${label.padEnd(10)} ${mode.padEnd(11)} flowctl ${flowctl.toFixed(0).padStart(6)} runs/s   raw ${raw.toFixed(0).padStart(6)} runs/s   ratio ${(flowctl / raw).toFixed(2)}×`)
+  log(`  ${label.padEnd(10)} ${mode.padEnd(26)} flowctl ${flowctl.toFixed(0).padStart(6)} runs/s   raw ${raw.toFixed(0).padStart(6)} runs/s   ratio ${(flowctl / raw).toFixed(2)}×`)
   rows.push(row(`recordRun, ${label}, ${mode} (runs/s; baseline: raw driver INSERT, one autocommit each)`, flowctl.toFixed(0), raw.toFixed(0), fmtRatio(flowctl / raw), '—', null))
 }
 
@@ -51,10 +51,11 @@ const runParams = (r) => [r.id, r.projectId, r.flow, r.trigger, r.method, r.star
 async function sqlite() {
   const dir = mkdtempSync(join(tmpdir(), 'flowctl-store-bench-'))
   try {
-    for (const concurrent of [false, true]) {
-      const mode = concurrent ? 'concurrent' : 'sequential'
-      const file = join(dir, `${mode}.db`)
-      const store = await openSqliteStore(file)
+    // In-process writes (one-shot commands) and the writer thread (`serve`).
+    for (const [concurrent, writerThread] of [[false, false], [true, false], [false, true], [true, true]]) {
+      const mode = (concurrent ? 'concurrent' : 'sequential') + (writerThread ? ', writer thread' : '')
+      const file = join(dir, `${mode.replace(/\W+/g, '-')}.db`)
+      const store = await openSqliteStore(file, { writerThread })
       const flowctl = await rate((run) => store.recordRun(run, CAP), concurrent)
       await store.close()
       // The same table, pragmas and row, straight through better-sqlite3.
