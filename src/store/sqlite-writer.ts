@@ -30,7 +30,9 @@ function unavailable(reason: Error): FlowctlError {
   return new FlowctlError('STORE_UNAVAILABLE', `the embedded database's writer thread stopped: ${reason.message}`, { cause: reason })
 }
 
-type Request = ToWriter extends infer M ? (M extends ToWriter ? Omit<M, 'id'> : never) : never
+/** A message to the thread before it gets its id (Omit applied to each member of the union). */
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never
+type Request = WithoutId<ToWriter>
 
 interface Waiting {
   resolve: (answer: FromWriter) => void
