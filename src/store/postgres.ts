@@ -1,7 +1,7 @@
 // The PostgreSQL store, for several `serve` instances behind a load balancer. Claims, cursor moves
 // and leases are single statements whose WHERE clauses make them safe under concurrency; pg is
 // imported lazily so SQLite-only users never load it.
-import type { Pool, PoolClient, QueryResultRow } from 'pg'
+import type { Pool, QueryResultRow } from 'pg'
 import { FlowctlError } from '../errors.js'
 import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
@@ -141,12 +141,7 @@ class PostgresStore implements Store {
    * bottleneck. So the trim's transaction turns sorts and bitmap scans off for itself.
    */
   private async trimStatement(projectId: string, cap: number): Promise<boolean> {
-    let client: PoolClient
-    try {
-      client = await this.pool.connect()
-    } catch (error) {
-      throw isConnectionError(error) ? unavailableError(error, this.server) : error
-    }
+    const client = await this.pool.connect() // a failure is caught by trim(), like any other
     try {
       await client.query(`BEGIN; ${TRIM_PLANNER_SETTINGS}`)
       const { rows } = await client.query<{ got: boolean }>({ name: 'flowctl_trim_runs', text: PG_SQL.trimRuns, values: [projectId, Math.floor(cap)] })

@@ -107,9 +107,8 @@ function checkGrant(projectId: string, role: string): void {
   if (!isRole(role)) throw new FlowctlError('USAGE', `a role is viewer, editor or owner, got "${role}"`)
 }
 
-/** Writes a temp file beside the target and renames it over, so readers never see half a file. */
+/** Writes a temp file beside the target (its folder exists: changeUsers made it) and renames it over, so readers never see half a file. */
 async function writeUsers(file: string, users: UserEntry[]): Promise<void> {
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 })
   const text =
     '# flowctl users: managed by `flowctl users`. Only token hashes are stored here.\n' +
     stringify({ users: users.map(({ name, tokenHash, grants, createdAt }) => ({ name, tokenHash, grants, createdAt })) })

@@ -15,6 +15,23 @@ function runValues(run: RunRecord): unknown[] {
   return [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status, run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error]
 }
 
+/** Runs `action` while another connection (as another process would) holds the write lock. */
+async function whileWriteLockHeld<T>(file: string, action: () => Promise<T>): Promise<T> {
+  const holder = new Database(file)
+  holder.exec('BEGIN IMMEDIATE')
+  try {
+    return await action()
+  } finally {
+    holder.exec('ROLLBACK')
+    holder.close()
+  }
+}
+
+/** Each settled promise as its error code, or 'resolved'. */
+function outcomes(results: PromiseSettledResult<unknown>[]): (string | undefined)[] {
+  return results.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'resolved'))
+}
+
 const dir = await mkdtemp(join(tmpdir(), 'flowctl-sqlite-'))
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
@@ -55,14 +72,7 @@ describe('sqlite store', () => {
   it('answers STORE_UNAVAILABLE when another process holds the write lock past busy_timeout (5 s)', async () => {
     const shared = join(dir, 'locked.db')
     const store = await openSqliteStore(shared)
-    const holder = new Database(shared)
-    holder.exec('BEGIN IMMEDIATE')
-    try {
-      await expect(store.recordRun(makeRun('p'), 10)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
-    } finally {
-      holder.exec('ROLLBACK')
-      holder.close()
-    }
+    await whileWriteLockHeld(shared, () => expect(store.recordRun(makeRun('p'), 10)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' }))
     // Reads are never blocked by a writer in WAL mode, and writes work again once the lock is gone.
     const run = makeRun('p')
     await store.recordRun(run, 10)
@@ -73,17 +83,11 @@ describe('sqlite store', () => {
   it('rejects every caller of a group commit that fails, and commits none of their writes', async () => {
     const shared = join(dir, 'failing-batch.db')
     const store = await openSqliteStore(shared)
-    const holder = new Database(shared)
-    holder.exec('BEGIN IMMEDIATE')
     const runs = Array.from({ length: 100 }, () => makeRun('p'))
-    let results: PromiseSettledResult<unknown>[]
-    try {
-      results = await Promise.allSettled([...runs.map((run) => store.recordRun(run, 1000)), store.insertDocument('p', 'c', { a: 1 })])
-    } finally {
-      holder.exec('ROLLBACK')
-      holder.close()
-    }
-    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'resolved'))).toEqual(Array(101).fill('STORE_UNAVAILABLE'))
+    const results = await whileWriteLockHeld(shared, () =>
+      Promise.allSettled([...runs.map((run) => store.recordRun(run, 1000)), store.insertDocument('p', 'c', { a: 1 })]),
+    )
+    expect(outcomes(results)).toEqual(Array(101).fill('STORE_UNAVAILABLE'))
     expect(await store.countRuns('p', null, null)).toEqual({ success: 0, error: 0 })
     await store.close()
   }, 20_000)
@@ -91,16 +95,8 @@ describe('sqlite store', () => {
   it('with a writer thread, maps a held write lock to STORE_UNAVAILABLE for every caller of the batch, then recovers', async () => {
     const shared = join(dir, 'locked-thread.db')
     const store = await openSqliteStore(shared, { writerThread: true })
-    const holder = new Database(shared)
-    holder.exec('BEGIN IMMEDIATE')
-    let results: PromiseSettledResult<unknown>[]
-    try {
-      results = await Promise.allSettled([store.recordRun(makeRun('p'), 10), store.insertDocument('p', 'c', { a: 1 })])
-    } finally {
-      holder.exec('ROLLBACK')
-      holder.close()
-    }
-    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'resolved'))).toEqual(['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE'])
+    const results = await whileWriteLockHeld(shared, () => Promise.allSettled([store.recordRun(makeRun('p'), 10), store.insertDocument('p', 'c', { a: 1 })]))
+    expect(outcomes(results)).toEqual(['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE'])
     expect(await store.countRuns('p', null, null)).toEqual({ success: 0, error: 0 })
     const run = makeRun('p')
     await store.recordRun(run, 10)
