@@ -2,7 +2,7 @@
 // Validators are compiled once per flow version; Flow objects are replaced on reload.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { Flow, JsonSchema, StartInputs } from '../project/model.js'
+import type { BodyType, Flow, JsonSchema, StartInputs } from '../project/model.js'
 import type { RunInput } from './types.js'
 
 export type InputLocation = 'path' | 'query' | 'headers' | 'body'
@@ -25,6 +25,11 @@ interface BodyValidator {
 interface CompiledInputs {
   parameters: ParameterValidator[]
   body: BodyValidator | null
+  /** The body schema with coercion, for form fields (compiled on the first form request). */
+  formBody?: BodyValidator | null
+  /** The Start takes only text: the body is start.body. */
+  textOnly: boolean
+  bodySchema: JsonSchema | undefined
 }
 
 // `strict: false`: a user's unknown keyword (x-…) is ignored, never fatal. Parameters arrive as text,
@@ -46,7 +51,19 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
   const errors: string[] = []
   const values: Record<string, unknown> = {}
 
-  if (compiled.body) {
+  const bodyType = input.bodyType ?? (compiled.textOnly ? 'text' : 'json')
+  if (bodyType === 'text') {
+    // The text is one input, start.body; undefined (no body) is checked as an empty text.
+    const text = input.body === undefined ? '' : input.body
+    if (compiled.body && !compiled.body.validate(text)) collectErrors('body', compiled.body.validate.errors, errors)
+    else values.body = text
+  } else if (bodyType === 'form' && input.body !== undefined) {
+    const form = formValidatorOf(compiled)
+    const body = structuredClone(input.body) // coercion and defaults write into the data
+    if (!form) Object.assign(values, body)
+    else if (form.validate(body)) Object.assign(values, body)
+    else collectErrors('body', form.validate.errors, errors)
+  } else if (compiled.body) {
     let body = input.body === undefined ? {} : input.body
     if (compiled.body.hasDefaults && typeof body === 'object' && body !== null) body = structuredClone(body)
     if (compiled.body.validate(body)) {
@@ -69,13 +86,13 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
 export function compiledInputsOf(flow: Flow): CompiledInputs {
   let compiled = compiledByFlow.get(flow)
   if (!compiled) {
-    compiled = compileInputs(flow.start?.inputs ?? {})
+    compiled = compileInputs(flow.start?.inputs ?? {}, flow.start?.accept ?? ['json'])
     compiledByFlow.set(flow, compiled)
   }
   return compiled
 }
 
-function compileInputs(inputs: StartInputs): CompiledInputs {
+function compileInputs(inputs: StartInputs, flowAccept: readonly BodyType[]): CompiledInputs {
   const parameters: ParameterValidator[] = []
   for (const location of ['path', 'query', 'headers'] as const) {
     const schema = inputs[location]
@@ -94,7 +111,16 @@ function compileInputs(inputs: StartInputs): CompiledInputs {
     })
   }
   const body = inputs.body ? { validate: compileSchema(bodyAjv, inputs.body), hasDefaults: hasDefaultKeyword(inputs.body) } : null
-  return { parameters, body }
+  const textOnly = flowAccept.length === 1 && flowAccept[0] === 'text'
+  return { parameters, body, textOnly, bodySchema: inputs.body }
+}
+
+/** Form fields arrive as text: the body schema compiled with query-style coercion, once. */
+function formValidatorOf(compiled: CompiledInputs): BodyValidator | null {
+  if (compiled.formBody === undefined) {
+    compiled.formBody = compiled.bodySchema ? { validate: compileSchema(parameterAjv, compiled.bodySchema), hasDefaults: true } : null
+  }
+  return compiled.formBody
 }
 
 /** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there. */

@@ -1,11 +1,14 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
-import type { Flow, Project } from '../project/model.js'
+import type { BodyType, Flow, Project } from '../project/model.js'
 import type { RunRecord, RunTrigger, Store } from '../store/types.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {
   body?: unknown
+  /** How the body arrived: `form` fields are text, coerced like query values; `text` is start.body.
+   *  Default: `text` when the Start accepts only text, else `json`. */
+  bodyType?: BodyType
   path?: Record<string, string>
   query?: Record<string, string | string[]>
   /** Header names in lower case. */

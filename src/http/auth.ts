@@ -1,10 +1,10 @@
-// Run API credentials: bearer, basic and apiKey. Expected values are resolved from the project's
+// Run API credentials: bearer, basic, apiKey and hmac (a signature of the raw body bytes). Expected values are resolved from the project's
 // secrets per request; an empty or unresolved expected value rejects everything (fail closed).
 // Comparisons hash both sides with SHA-256 and compare digests with timingSafeEqual, so neither the
 // content nor the length of the expected value leaks through timing. The expected side's digest and
 // resolved value are cached (they change only with the secrets), so a request hashes once.
-import { hash, timingSafeEqual } from 'node:crypto'
-import type { AuthSettings, Secrets } from '../project/model.js'
+import { createHmac, hash, timingSafeEqual } from 'node:crypto'
+import type { AuthSettings, HmacAuth, Secrets } from '../project/model.js'
 import { resolveSecretText } from '../project/secrets.js'
 
 export type AuthDecision = { ok: true } | { ok: false; challenge: string }
@@ -69,11 +69,15 @@ function authorizationValue(headers: Headers, scheme: string): string | null {
 export function challengeFor(auth: AuthSettings): string {
   if (auth.type === 'bearer') return 'Bearer realm="flowctl"'
   if (auth.type === 'basic') return 'Basic realm="flowctl"'
+  if (auth.type === 'hmac') return `Signature header="${auth.header}"`
   return `ApiKey header="${auth.header || 'X-API-Key'}"`
 }
 
-/** Checks the request's credential against the Start's auth settings (null = no auth). */
-export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secrets: Secrets): AuthDecision {
+/**
+ * Checks the request's credential against the Start's auth settings (null = no auth). `rawBody`
+ * is the body's bytes as received: hmac signs them (other types ignore it).
+ */
+export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secrets: Secrets, rawBody?: Uint8Array): AuthDecision {
   if (!auth) return ALLOWED
   const denied: AuthDecision = { ok: false, challenge: challengeFor(auth) }
   if (auth.type === 'bearer') {
@@ -94,7 +98,24 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
     const passOk = secretEquals(decoded.slice(colon + 1), password)
     return userOk && passOk ? ALLOWED : denied
   }
+  if (auth.type === 'hmac') return hmacMatches(auth, headers, secrets, rawBody ?? new Uint8Array(0)) ? ALLOWED : denied
   const expected = expectedValue(auth.key, secrets)
   const given = headers.get(auth.header || 'X-API-Key')
   return expected !== null && given !== null && secretEquals(given, expected) ? ALLOWED : denied
+}
+
+/**
+ * `<prefix><digest>` in the signature header against the HMAC of the bytes. Hex is compared in
+ * lower case (senders differ); the prefix must match exactly. Fails closed on an empty secret.
+ */
+function hmacMatches(auth: HmacAuth, headers: Headers, secrets: Secrets, body: Uint8Array): boolean {
+  const secret = expectedValue(auth.secret, secrets)
+  const header = headers.get(auth.header)
+  if (secret === null || header === null) return false
+  const signature = header.trim()
+  if (!signature.startsWith(auth.prefix)) return false
+  const given = signature.slice(auth.prefix.length)
+  const computed = createHmac(auth.algorithm, secret).update(body).digest(auth.encoding)
+  // Both sides hashed before timingSafeEqual: equal lengths, and nothing learnt from timing.
+  return timingSafeEqual(digest(auth.encoding === 'hex' ? given.toLowerCase() : given), digest(computed))
 }

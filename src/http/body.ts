@@ -1,12 +1,20 @@
-// Reading a JSON request body safely: a size limit checked on Content-Length and on the bytes
-// actually streamed, JSON content types only, nesting depth bounded before parsing, and keys that
-// could pollute prototypes (`__proto__`, `constructor`) dropped. Under `flowctl serve` the Node
+// Reading a request body safely: a size limit checked on Content-Length and on the bytes
+// actually streamed, only the content types the Start accepts (JSON, form, text; else 415), JSON
+// nesting depth bounded before parsing, and keys that could pollute prototypes dropped. Under `flowctl serve` the Node
 // request is read directly: a web stream over it costs more than the rest of a small run.
 import type { IncomingMessage } from 'node:http'
+import type { BodyType } from '../project/model.js'
 
 export const MAX_JSON_DEPTH = 256
 
-export type BodyResult = { ok: true; body: unknown } | { ok: false; status: 400 | 413; error: string }
+export type BodyResult = { ok: true; body: unknown } | { ok: false; status: 400 | 413 | 415; error: string }
+
+/** A read body: the parsed value, the bytes as received (hmac signs them) and the type it was read as. */
+export type RequestBody =
+  | { ok: true; body: unknown; bytes: Uint8Array; type: BodyType | null }
+  | { ok: false; status: 400 | 413 | 415; error: string }
+
+export type BytesResult = { ok: true; bytes: Uint8Array } | { ok: false; status: 413; error: string }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i
 
@@ -17,38 +25,90 @@ let lastIsJson = false
 export function isJsonContentType(header: string | null): boolean {
   if (!header) return false
   if (header === lastContentType) return lastIsJson
-  const semicolon = header.indexOf(';')
-  const mediaType = (semicolon < 0 ? header : header.slice(0, semicolon)).trim()
-  lastIsJson = JSON_TYPE.test(mediaType)
+  lastIsJson = JSON_TYPE.test(mediaTypeOf(header))
   lastContentType = header
   return lastIsJson
+}
+
+/** `text/plain; charset=utf-8` → `text/plain` (lower case); '' when there is none. */
+export function mediaTypeOf(header: string | null): string {
+  if (!header) return ''
+  const semicolon = header.indexOf(';')
+  return (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase()
+}
+
+/** Which accepted body type a Content-Type is, or null when it is none of them. */
+export function bodyTypeOf(header: string | null, accept: readonly BodyType[]): BodyType | null {
+  // The common case first and cheaply: JSON, with the cached answer.
+  if (accept.includes('json') && isJsonContentType(header)) return 'json'
+  const media = mediaTypeOf(header)
+  if (media === 'application/x-www-form-urlencoded' && accept.includes('form')) return 'form'
+  if (media === 'text/plain' && accept.includes('text')) return 'text'
+  return null
 }
 
 // Stateless between calls (no `stream` option), so one decoder serves every request.
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * Reads the body (undefined when empty) and parses it as JSON. `nodeRequest` is the Node request
- * behind `request` when there is one (`event.runtime?.node?.req`); without it (in-process
- * `app.fetch`) the web body is read.
+ * Reads the body's bytes within the limit. `nodeRequest` is the Node request behind `request`
+ * when there is one (`event.runtime?.node?.req`); without it (in-process `app.fetch`) the web body
+ * is read.
  */
-export async function readJsonBody(request: Request, limitBytes: number, nodeRequest?: IncomingMessage): Promise<BodyResult> {
-  const tooLarge: BodyResult = { ok: false, status: 413, error: `body exceeds ${limitBytes} bytes` }
+export async function readBodyBytes(request: Request, limitBytes: number, nodeRequest?: IncomingMessage): Promise<BytesResult> {
+  const tooLarge = { ok: false, status: 413, error: `body exceeds ${limitBytes} bytes` } as const
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limitBytes) return tooLarge
   const bytes = nodeRequest ? await readNodeLimited(nodeRequest, limitBytes) : await readLimited(request, limitBytes)
-  if (bytes === null) return tooLarge
-  if (bytes.length === 0) return { ok: true, body: undefined }
-  if (!isJsonContentType(request.headers.get('content-type'))) {
-    return { ok: false, status: 400, error: 'body: must be JSON (Content-Type: application/json)' }
-  }
+  return bytes === null ? tooLarge : { ok: true, bytes }
+}
+
+/**
+ * Parses read bytes by their Content-Type, which must be one of `accept` (else 415): JSON, a form
+ * (fields as text, a repeated key as an array) or text. An empty body is undefined, whatever its type.
+ */
+export function parseBody(bytes: Uint8Array, contentType: string | null, accept: readonly BodyType[]): RequestBody {
+  if (bytes.length === 0) return { ok: true, body: undefined, bytes, type: null }
+  const type = bodyTypeOf(contentType, accept)
+  if (type === null) return { ok: false, status: 415, error: `unsupported content type ${mediaTypeOf(contentType) || '(none)'}` }
   let text: string
   try {
     text = utf8.decode(bytes)
   } catch {
-    return { ok: false, status: 400, error: 'body: is not valid JSON' }
+    return { ok: false, status: 400, error: type === 'json' ? 'body: is not valid JSON' : 'body: is not valid UTF-8 text' }
   }
-  return parseJsonText(text)
+  if (type === 'text') return { ok: true, body: text, bytes, type }
+  if (type === 'form') return { ok: true, body: parseFormText(text), bytes, type }
+  const parsed = parseJsonText(text)
+  return parsed.ok ? { ok: true, body: parsed.body, bytes, type } : parsed
+}
+
+/** Reads and parses in one go (the Run API reads the bytes first only for hmac flows). */
+export async function readRequestBody(request: Request, limitBytes: number, accept: readonly BodyType[], nodeRequest?: IncomingMessage): Promise<RequestBody> {
+  const read = await readBodyBytes(request, limitBytes, nodeRequest)
+  if (!read.ok) return read
+  return parseBody(read.bytes, request.headers.get('content-type'), accept)
+}
+
+/** JSON bodies only: `readRequestBody` with `accept: [json]`, without the bytes. */
+export async function readJsonBody(request: Request, limitBytes: number, nodeRequest?: IncomingMessage): Promise<BodyResult> {
+  const read = await readRequestBody(request, limitBytes, JSON_ONLY, nodeRequest)
+  return read.ok ? { ok: true, body: read.body } : read
+}
+
+const JSON_ONLY: readonly BodyType[] = ['json']
+
+/** `a=1&b=x&b=y` → `{ a: '1', b: ['x', 'y'] }`; keys that could pollute prototypes are dropped. */
+export function parseFormText(text: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = {}
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (name === '__proto__' || name === 'constructor' || name === 'prototype') continue
+    const previous = Object.hasOwn(fields, name) ? fields[name]! : undefined
+    if (previous === undefined) fields[name] = value
+    else if (Array.isArray(previous)) previous.push(value)
+    else fields[name] = [previous, value]
+  }
+  return fields
 }
 
 /** Parses JSON text with the depth bound and the prototype-key filter. */

@@ -44,7 +44,8 @@ export function queryRecord(search: URLSearchParams): Record<string, string | st
   const query: Record<string, string | string[]> = {}
   for (const [name, value] of search) {
     if (name === '_trace' || isDangerousKey(name)) continue
-    const previous = query[name]
+    // hasOwn: a key such as `toString` must not find Object.prototype's.
+    const previous = Object.hasOwn(query, name) ? query[name] : undefined
     if (previous === undefined) query[name] = value
     else query[name] = Array.isArray(previous) ? [...previous, value] : [previous, value]
   }

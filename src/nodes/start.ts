@@ -1,3 +1,4 @@
+import { CORS_SCHEMA } from '../project/shapes.js'
 import type { NodeKind } from './types.js'
 
 const inputSchema = { type: 'object', description: 'A JSON Schema of type object; each property is one input.' }
@@ -5,7 +6,7 @@ const inputSchema = { type: 'object', description: 'A JSON Schema of type object
 /** Makes a flow callable over HTTP. Its output is the validated inputs, prepared by the engine. */
 export const startNode: NodeKind = {
   type: 'start',
-  description: 'Entry point: HTTP method, authentication and JSON-Schema inputs.',
+  description: 'Entry point: HTTP method, body types, authentication, CORS and JSON-Schema inputs.',
   singlePort: true,
   settingsSchema: {
     type: 'object',
@@ -33,7 +34,37 @@ export const startNode: NodeKind = {
             required: ['type', 'key'],
             properties: { type: { const: 'apiKey' }, key: { type: 'string' }, header: { type: 'string' } },
           },
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['type', 'secret', 'header'],
+            description: 'A signed webhook: an HMAC of the raw body bytes (GitHub: header X-Hub-Signature-256, prefix sha256=).',
+            properties: {
+              type: { const: 'hmac' },
+              secret: { type: 'string' },
+              header: { type: 'string', minLength: 1, description: 'The header carrying the signature.' },
+              algorithm: { enum: ['sha256', 'sha1', 'sha512'], default: 'sha256' },
+              prefix: { type: 'string', default: '', description: 'Text before the signature in the header, like sha256=.' },
+              encoding: { enum: ['hex', 'base64'], default: 'hex' },
+            },
+          },
         ],
+      },
+      accept: {
+        type: 'array',
+        minItems: 1,
+        uniqueItems: true,
+        items: { enum: ['json', 'form', 'text'] },
+        default: ['json'],
+        description: 'Body types taken: json, form (application/x-www-form-urlencoded), text (text/plain). Others get 415.',
+      },
+      http: { type: 'boolean', default: true, description: 'false: no HTTP route; the flow runs only on its schedule or with flowctl run.' },
+      cors: CORS_SCHEMA,
+      summary: { type: 'string', minLength: 1, description: "The operation's summary in the OpenAPI document (default: the node's name)." },
+      operationId: {
+        type: 'string',
+        pattern: '^[A-Za-z0-9._-]+$',
+        description: "The operation's operationId in the OpenAPI document (default: <startNodeId>_<method>_<slug>).",
       },
       inputs: {
         type: 'object',

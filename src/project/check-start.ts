@@ -1,7 +1,18 @@
 // The Start node (method, auth, inputs) and the schedule that feeds it.
 import { checkCronExpression, isValidTimezone } from '../schedule/cron.js'
 import { compileInputSchema, inputSchemaProblem } from './ajv.js'
-import { HTTP_METHODS, type AuthSettings, type HttpMethod, type JsonSchema, type Schedule, type StartInfo, type StartInputs } from './model.js'
+import {
+  corsFor,
+  HTTP_METHODS,
+  type AuthSettings,
+  type BodyType,
+  type CorsSettings,
+  type HttpMethod,
+  type JsonSchema,
+  type Schedule,
+  type StartInfo,
+  type StartInputs,
+} from './model.js'
 import type { NodeEntry } from './node-entries.js'
 import { plainlySatisfies } from './plain-schema.js'
 import { describeSchemaErrors } from './schema-messages.js'
@@ -33,12 +44,62 @@ function readAuth(value: unknown): AuthSettings | null {
   if (value.type === 'bearer') return { type: 'bearer', token: text(value.token) }
   if (value.type === 'basic') return { type: 'basic', username: text(value.username), password: text(value.password) }
   if (value.type === 'apiKey') return { type: 'apiKey', key: text(value.key), header: text(value.header) || DEFAULT_API_KEY_HEADER }
+  if (value.type === 'hmac') {
+    return {
+      type: 'hmac',
+      secret: text(value.secret),
+      header: text(value.header),
+      algorithm: value.algorithm === 'sha1' || value.algorithm === 'sha512' ? value.algorithm : 'sha256',
+      prefix: text(value.prefix),
+      encoding: value.encoding === 'base64' ? 'base64' : 'hex',
+    }
+  }
   return null
 }
 
-export function readStartInfo(entry: NodeEntry, collector: ProblemCollector): StartInfo {
+const BODY_TYPES: readonly BodyType[] = ['json', 'form', 'text']
+
+function readAccept(value: unknown): BodyType[] {
+  if (!Array.isArray(value)) return ['json']
+  const types = BODY_TYPES.filter((type) => value.includes(type))
+  return types.length > 0 ? types : ['json']
+}
+
+function readCors(value: unknown): Partial<CorsSettings> | null {
+  if (!isRecord(value)) return null
+  const cors: Partial<CorsSettings> = {}
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((item): item is string => typeof item === 'string' && item !== '') : undefined)
+  const origins = strings(value.origins)
+  const headers = strings(value.headers)
+  if (origins) cors.origins = origins
+  if (headers) cors.headers = headers
+  if (typeof value.credentials === 'boolean') cors.credentials = value.credentials
+  if (typeof value.maxAgeSeconds === 'number' && Number.isInteger(value.maxAgeSeconds) && value.maxAgeSeconds >= 0) cors.maxAgeSeconds = value.maxAgeSeconds
+  return cors
+}
+
+/** `"*"` with credentials would let any site act with a visitor's cookies: a load problem. */
+export function corsProblem(cors: CorsSettings | null): string | null {
+  if (!cors || !cors.credentials || !cors.origins.includes('*')) return null
+  return 'cors: "*" (any origin) is allowed only without credentials; list the origins, or set credentials: false'
+}
+
+/** Text bodies are strings and form/JSON bodies objects: the body schema must fit what is accepted. */
+function checkAccept(entry: NodeEntry, accept: BodyType[], method: HttpMethod, collector: ProblemCollector): void {
+  const at = [...entry.path, 'accept']
+  if (accept.includes('text') && accept.length > 1) {
+    collector.error(at, `${entry.label}: accept: text cannot be combined with json or form (a text body is a string, the others are objects); make a second flow for the other type`)
+  }
+  if (method === 'get' && entry.node.settings.accept !== undefined) {
+    collector.warning(at, `${entry.label}: accept has no effect on a get start node (GET requests have no body)`, { key: true })
+  }
+}
+
+export function readStartInfo(entry: NodeEntry, collector: ProblemCollector, projectCors?: CorsSettings): StartInfo {
   const { settings } = entry.node
   const method: HttpMethod = HTTP_METHODS.includes(settings.method as HttpMethod) ? (settings.method as HttpMethod) : 'post'
+  const accept = readAccept(settings.accept)
+  const textBody = accept.length === 1 && accept[0] === 'text'
   const written = isRecord(settings.inputs) ? settings.inputs : {}
   const inputs: StartInputs = {}
   const declaredIn = new Map<string, string>()
@@ -51,13 +112,17 @@ export function readStartInfo(entry: NodeEntry, collector: ProblemCollector): St
     if (schemaProblem) {
       collector.error([...at, ...schemaProblem.path], `${entry.label}: inputs.${section} is not a valid JSON Schema: ${schemaProblem.message}`)
     }
-    if (schema.type !== undefined && schema.type !== 'object') {
+    if (section === 'body' && textBody) {
+      if (schema.type !== 'string') {
+        collector.error(schema.type === undefined ? at : [...at, 'type'], `${entry.label}: with accept: [text] the body is the request's text, so inputs.body must be a schema of type string`, { key: schema.type === undefined })
+      }
+    } else if (schema.type !== undefined && schema.type !== 'object') {
       collector.error([...at, 'type'], `${entry.label}: inputs.${section} must be a schema of type object (each property is one input)`)
     }
     if (section === 'body' && method === 'get') {
       collector.error(at, `${entry.label}: a get start node cannot have body inputs; use query inputs, or another method`, { key: true })
     }
-    const properties = isRecord(schema.properties) ? schema.properties : {}
+    const properties = isRecord(schema.properties) && !(section === 'body' && textBody) ? schema.properties : {}
     for (const name of Object.keys(properties)) {
       const first = declaredIn.get(name)
       if (first) {
@@ -67,8 +132,38 @@ export function readStartInfo(entry: NodeEntry, collector: ProblemCollector): St
       }
     }
   }
+  // A text body is start.body, so no other input may be called body.
+  const bodyClash = textBody ? declaredIn.get('body') : undefined
+  if (bodyClash) {
+    collector.error([...entry.path, 'inputs', bodyClash, 'properties', 'body'], `${entry.label}: a text body is start.body, so an input of ${bodyClash} cannot also be called "body"`, { key: true })
+  }
+  checkAccept(entry, accept, method, collector)
+  const cors = readCors(settings.cors)
+  const problem = cors ? corsProblem(corsFor(projectCors, cors)) : null
+  if (problem) collector.error([...entry.path, 'cors'], `${entry.label}: ${problem}`, { key: true })
   const pathProperties = isRecord(inputs.path?.properties) ? inputs.path.properties : {}
-  return { node: entry.node, method, auth: readAuth(settings.auth), inputs, pathParams: Object.keys(pathProperties) }
+  return {
+    node: entry.node,
+    method,
+    auth: readAuth(settings.auth),
+    inputs,
+    pathParams: Object.keys(pathProperties),
+    accept,
+    http: settings.http !== false,
+    cors,
+    ...(typeof settings.summary === 'string' && settings.summary !== '' ? { summary: settings.summary } : {}),
+    ...(typeof settings.operationId === 'string' && settings.operationId !== '' ? { operationId: settings.operationId } : {}),
+  }
+}
+
+/** A scheduled flow that anyone can also call over HTTP is usually a mistake (SPEC §11). */
+export function warnOpenScheduledFlow(entry: NodeEntry, start: StartInfo, collector: ProblemCollector): void {
+  if (!start.http || start.auth) return
+  collector.warning(
+    ['schedule'],
+    `this flow runs on a schedule and anyone can also call it over HTTP (${entry.label} has no auth); add "http: false" to the start node to make it schedule-only, or give it auth`,
+    { key: true },
+  )
 }
 
 /** The schedule with defaults; its cron, timezone and input (against the Start's body schema) checked. */

@@ -2,10 +2,10 @@
 import { createHash } from 'node:crypto'
 import { basename, extname } from 'node:path'
 import { checkGraph } from './check-graph.js'
-import { findStart, readSchedule, readStartInfo } from './check-start.js'
+import { findStart, readSchedule, readStartInfo, warnOpenScheduledFlow } from './check-start.js'
 import { checkTemplates } from './check-templates.js'
 import { shapeValidator } from './ajv.js'
-import type { Flow, FlowNode, Problem, Secrets } from './model.js'
+import type { CorsSettings, Flow, FlowNode, Problem, Secrets } from './model.js'
 import { readNodeEntries } from './node-entries.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { FLOW_FILE_SCHEMA } from './shapes.js'
@@ -18,6 +18,8 @@ export interface FlowFileContext {
   timezone: string
   secrets: Secrets
   secretsFile: string
+  /** The project's CORS settings, which a Start's `cors` fields override. */
+  cors?: CorsSettings
 }
 
 export interface FlowFileResult {
@@ -65,10 +67,11 @@ export function checkFlowFile(file: string, text: string, context: FlowFileConte
   const entries = readNodeEntries(raw.nodes, collector)
   // A missing or empty node list is already reported by the file shape.
   const startEntry = Array.isArray(raw.nodes) && raw.nodes.length > 0 ? findStart(entries, collector) : null
-  const start = startEntry ? readStartInfo(startEntry, collector) : null
+  const start = startEntry ? readStartInfo(startEntry, collector, context.cors) : null
   const graph = checkGraph(entries, startEntry?.node.id ?? null, collector)
   checkTemplates({ entries, graph, secrets: context.secrets, secretsFile: context.secretsFile }, collector)
   const schedule = readSchedule(raw.schedule, start, context.timezone, collector)
+  if (schedule && start && startEntry) warnOpenScheduledFlow(startEntry, start, collector)
 
   const nodes = entries.map((e) => e.node)
   const flow: Flow = {

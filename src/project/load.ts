@@ -102,8 +102,8 @@ async function readFlowFile(dir: string, file: string, settings: SettingsResult,
     if (code === 'ENOENT' || code === 'EISDIR') return null
     throw error
   }
-  const { timezone, secrets: secretsFile } = settings.settings
-  return checkFlowFile(file, text, { timezone, secrets, secretsFile })
+  const { timezone, secrets: secretsFile, cors } = settings.settings
+  return checkFlowFile(file, text, { timezone, secrets, secretsFile, cors })
 }
 
 function assemble(dir: string, state: LoadState, keep: Project | undefined, flowsFolderMissing: boolean): Project {

@@ -23,6 +23,32 @@ export type AuthSettings =
   | { type: 'bearer'; token: string }
   | { type: 'basic'; username: string; password: string }
   | { type: 'apiKey'; key: string; header: string }
+  | HmacAuth
+
+export type HmacAlgorithm = 'sha256' | 'sha1' | 'sha512'
+
+/** A signed webhook: an HMAC of the raw body bytes, sent in `header` as `<prefix><digest>`. */
+export interface HmacAuth {
+  type: 'hmac'
+  secret: string
+  header: string
+  algorithm: HmacAlgorithm
+  prefix: string
+  encoding: 'hex' | 'base64'
+}
+
+/** Request body types a Start takes (SPEC §11): JSON, form-encoded fields, or plain text. */
+export type BodyType = 'json' | 'form' | 'text'
+
+/** Cross-origin access (SPEC §11): in flowctl.yaml, overridable per Start. */
+export interface CorsSettings {
+  /** Allowed origins (`https://app.example.com`), or `*` (only without credentials). */
+  origins: string[]
+  credentials: boolean
+  maxAgeSeconds: number
+  /** Request headers a browser may send besides those the Start itself declares. */
+  headers: string[]
+}
 
 /** The Start node's input schemas, as written (JSON Schema objects). */
 export interface StartInputs {
@@ -60,6 +86,15 @@ export interface StartInfo {
   inputs: StartInputs
   /** Names of the path parameters, in order: each is one `/{param}` segment after the slug. */
   pathParams: string[]
+  /** Body types taken (default `[json]`). */
+  accept: BodyType[]
+  /** False: no HTTP route (schedule-only or `flowctl run` only). */
+  http: boolean
+  /** The Start's own `cors` fields; they override the project's (`corsFor` merges them). */
+  cors: Partial<CorsSettings> | null
+  /** OpenAPI overrides. */
+  summary?: string
+  operationId?: string
 }
 
 export interface Flow {
@@ -118,6 +153,8 @@ export interface ProjectSettings {
   secrets: string
   limits: ProjectLimits
   notify: NotifySettings
+  /** Project-wide CORS; unset = no cross-origin access unless a Start sets its own. */
+  cors?: CorsSettings
 }
 
 /** Secret values by name: the dotenv file, overridden by FLOWCTL_SECRET_<NAME> variables. */
@@ -139,4 +176,12 @@ export const DEFAULT_LIMITS: ProjectLimits = {
   runTimeoutMs: 30_000,
   bodyLimitBytes: 1_048_576,
   historyRuns: 10_000,
+}
+
+export const DEFAULT_CORS: CorsSettings = { origins: [], credentials: false, maxAgeSeconds: 600, headers: [] }
+
+/** The CORS settings of one Start: its own fields over the project's; null when neither sets any. */
+export function corsFor(project: CorsSettings | undefined, start: Partial<CorsSettings> | null): CorsSettings | null {
+  if (!project && !start) return null
+  return { ...DEFAULT_CORS, ...project, ...start }
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { checkCronExpression, isValidTimezone } from '../schedule/cron.js'
 import { shapeValidator } from './ajv.js'
-import { DEFAULT_LIMITS, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from './model.js'
+import { corsProblem } from './check-start.js'
+import { DEFAULT_CORS, DEFAULT_LIMITS, type CorsSettings, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from './model.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { PROJECT_FILE_SCHEMA } from './shapes.js'
 import { parseYamlSource, ProblemCollector, type YamlSource } from './yaml-source.js'
@@ -77,6 +78,9 @@ function checkShape(data: unknown, raw: Raw, collector: ProblemCollector): void 
       if (list === 'digests') timezones.push([[...at, 'timezone'], rule.timezone])
     })
   }
+  const cors = buildCors(raw.cors)
+  const problem = corsProblem(cors ?? null)
+  if (problem) collector.error(['cors'], problem, { key: true })
   for (const [path, timezone] of timezones) {
     if (typeof timezone === 'string' && !isValidTimezone(timezone)) {
       collector.error(path, `"${timezone}" is not a known timezone; use an IANA name like Europe/Berlin or UTC`)
@@ -95,6 +99,24 @@ function buildSettings(raw: Raw): ProjectSettings {
     secrets: stringOr(raw.secrets, '.env'),
     limits: buildLimits(asRecord(raw.limits)),
     notify: buildNotify(asRecord(raw.notify), timezone),
+    ...corsSetting(raw.cors),
+  }
+}
+
+function corsSetting(value: unknown): { cors?: CorsSettings } {
+  const cors = buildCors(value)
+  return cors ? { cors } : {}
+}
+
+function buildCors(value: unknown): CorsSettings | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+  const raw = value as Raw
+  const strings = (v: unknown, fallback: string[]) => (Array.isArray(v) ? v.filter((item): item is string => typeof item === 'string' && item !== '') : fallback)
+  return {
+    origins: strings(raw.origins, DEFAULT_CORS.origins),
+    credentials: typeof raw.credentials === 'boolean' ? raw.credentials : DEFAULT_CORS.credentials,
+    maxAgeSeconds: typeof raw.maxAgeSeconds === 'number' && Number.isInteger(raw.maxAgeSeconds) && raw.maxAgeSeconds >= 0 ? raw.maxAgeSeconds : DEFAULT_CORS.maxAgeSeconds,
+    headers: strings(raw.headers, DEFAULT_CORS.headers),
   }
 }
 

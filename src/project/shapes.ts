@@ -31,6 +31,27 @@ export const CONDITION_SCHEMA: JsonSchema = {
   },
 }
 
+/** `cors` in flowctl.yaml and on a Start node (SPEC §11). */
+export const CORS_SCHEMA: JsonSchema = {
+  description: 'Cross-origin access for browsers. On a Start node, the fields given replace those of flowctl.yaml.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    origins: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      description: 'Origins allowed to call, like https://app.example.com; "*" allows any origin (only without credentials).',
+    },
+    credentials: { type: 'boolean', default: false, description: 'Let browsers send cookies and Authorization headers.' },
+    maxAgeSeconds: { type: 'integer', minimum: 0, default: 600, description: 'How long a browser may cache a preflight answer.' },
+    headers: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      description: 'Request headers a browser may send, besides Content-Type, the auth header and the declared header inputs.',
+    },
+  },
+}
+
 export const SCHEDULE_SCHEMA: JsonSchema = {
   description: 'Runs the flow on a cron schedule.',
   type: 'object',
@@ -104,6 +125,7 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
         historyRuns: { type: 'integer', minimum: 1 },
       },
     },
+    cors: CORS_SCHEMA,
     notify: {
       type: 'object',
       additionalProperties: false,

@@ -41,6 +41,9 @@ export function buildFlow(name: string, specs: NodeSpec[]): Flow {
           auth: null,
           inputs,
           pathParams: Object.keys((inputs.path?.properties as Record<string, unknown> | undefined) ?? {}),
+          accept: ['json'],
+          http: true,
+          cors: null,
         }
       : null,
     schedule: null,

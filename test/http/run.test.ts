@@ -138,10 +138,10 @@ describe('Run API (SPEC §5.1)', () => {
     expect(await response.json()).toEqual({ ok: false, errors: ['body exceeds 1048576 bytes'] })
   })
 
-  it('400 for a body that is not JSON, or inputs failing their schema, one error per problem', async () => {
+  it('415 for a body type the Start does not accept (SPEC §11); 400 for bad JSON or inputs failing their schema, one error per problem', async () => {
     const notJson = await server.request('/api/run/shop/quote', { method: 'POST', body: 'items=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
-    expect(notJson.status).toBe(400)
-    expect(await notJson.json()).toEqual({ ok: false, errors: ['body: must be JSON (Content-Type: application/json)'] })
+    expect(notJson.status).toBe(415)
+    expect(await notJson.json()).toEqual({ ok: false, errors: ['unsupported content type application/x-www-form-urlencoded'] })
 
     const malformed = await server.request('/api/run/shop/quote', jsonPost('{"items": [}'))
     expect(malformed.status).toBe(400)

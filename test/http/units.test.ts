@@ -80,11 +80,11 @@ describe('JSON bodies', () => {
     expect(await readJsonBody(request(undefined, 'text/plain'), 100)).toEqual({ ok: true, body: undefined })
   })
 
-  it('rejects a non-JSON content type, malformed JSON and invalid UTF-8 with 400', async () => {
+  it('rejects a non-JSON content type with 415, malformed JSON and invalid UTF-8 with 400', async () => {
     expect(await readJsonBody(request('{"a":1}', 'text/plain'), 100)).toEqual({
       ok: false,
-      status: 400,
-      error: 'body: must be JSON (Content-Type: application/json)',
+      status: 415,
+      error: 'unsupported content type text/plain',
     })
     expect(await readJsonBody(request('{"a":'), 100)).toEqual({ ok: false, status: 400, error: 'body: is not valid JSON' })
     const bad = new Request('http://x/', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d]), headers: { 'content-type': 'application/json' } })

@@ -1,5 +1,5 @@
 // Builds loaded-project objects by hand, so the generator is tested without the loader.
-import type { AuthSettings, Flow, HttpMethod, JsonSchema, Project, StartInputs } from '../../src/project/model.js'
+import type { AuthSettings, BodyType, Flow, HttpMethod, JsonSchema, Project, StartInputs } from '../../src/project/model.js'
 import { DEFAULT_LIMITS } from '../../src/project/model.js'
 import { buildNode, type NodeSpec } from '../flow/build.js'
 
@@ -21,6 +21,10 @@ export interface FlowSpec {
   nodes?: NodeSpec[]
   /** No Start node at all. */
   noStart?: boolean
+  accept?: BodyType[]
+  http?: boolean
+  summary?: string
+  operationId?: string
 }
 
 export function flow(spec: FlowSpec): Flow {
@@ -45,7 +49,18 @@ export function flow(spec: FlowSpec): Flow {
     nodesById: new Map(nodes.map((n) => [n.id, n])),
     start: spec.noStart
       ? null
-      : { node: startNode, method: spec.method ?? 'post', auth: spec.auth ?? null, inputs, pathParams: Object.keys(pathProperties) },
+      : {
+          node: startNode,
+          method: spec.method ?? 'post',
+          auth: spec.auth ?? null,
+          inputs,
+          pathParams: Object.keys(pathProperties),
+          accept: spec.accept ?? ['json'],
+          http: spec.http ?? true,
+          cors: null,
+          ...(spec.summary ? { summary: spec.summary } : {}),
+          ...(spec.operationId ? { operationId: spec.operationId } : {}),
+        },
     schedule: null,
   }
 }

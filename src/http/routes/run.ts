@@ -1,16 +1,18 @@
 // The Run API: `/api/run/<projectId>/<slug>[/{param}...]`, every method. Order of checks (SPEC
-// §5.1): flow and path shape (404), method (405), rate limit (429), auth (401), body (413/400),
-// then the engine, which validates the inputs (400) and runs the flow.
+// §5.1, §11): flow and path shape (404; `http: false` too), preflight/OPTIONS, method (405; HEAD
+// on a GET flow is GET without the body), rate limit (429), auth (401; hmac reads the body first,
+// 413), body (413/415/400), then the engine, which validates the inputs (400) and runs the flow.
 import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
 import { runFlow } from '../../flow/engine.js'
 import type { RunInput, RunOutcome } from '../../flow/types.js'
-import type { Flow, StartInfo } from '../../project/model.js'
+import type { BodyType, Flow, StartInfo } from '../../project/model.js'
 import { checkRunAuth } from '../auth.js'
-import { readJsonBody } from '../body.js'
+import { isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
+import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
 import { clientIp } from '../client.js'
 import type { AppContext } from '../context.js'
-import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE } from '../respond.js'
+import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE, type HeaderPairs } from '../respond.js'
 import { isDangerousKey, parseRunPath, queryRecord } from '../run-path.js'
 import { guardStore, isStoreWriteError } from '../store-guard.js'
 
@@ -22,9 +24,16 @@ export function runHandler(context: AppContext) {
 
   // Answers are text with status and headers on event.res (see respond.ts); only bodiless ones are Responses.
   return async (event: H3Event): Promise<Response | string> => {
-    const reject = (projectId: string | null, status: number, errors: string[], headers?: Record<string, string>) => {
+    const answer = await runRoute(event)
+    // HEAD answers as GET would, without the body.
+    return event.req.method === 'HEAD' ? withoutBody(event, answer) : answer
+  }
+
+  async function runRoute(event: H3Event): Promise<Response | string> {
+    let cors: HeaderPairs | undefined
+    const reject = (projectId: string | null, status: number, errors: string[], headers?: HeaderPairs) => {
       rejections.count(projectId, status)
-      return sendError(event, status, errors, headers)
+      return sendError(event, status, errors, cors ? { ...cors, ...headers } : headers)
     }
 
     const path = parseRunPath(event.url.pathname)
@@ -34,25 +43,45 @@ export function runHandler(context: AppContext) {
     const projectId = project.settings.projectId
     const flow = project.flows.get(path.slug)
     const start = flow?.start
-    if (!flow || !start || start.pathParams.length !== path.params.length) return reject(projectId, 404, [FLOW_NOT_FOUND])
+    if (!flow || !start || !start.http || start.pathParams.length !== path.params.length) return reject(projectId, 404, [FLOW_NOT_FOUND])
+
+    const headers = event.req.headers
+    const flowCorsSettings = flowCors(project, start)
+    const origin = flowCorsSettings ? headers.get('origin') : null
+    if (flowCorsSettings) cors = corsHeaders(flowCorsSettings, origin)
 
     const method = event.req.method.toUpperCase()
-    const allowed = allowedMethod(start)
-    if (method === 'OPTIONS') return new Response(null, { status: 204, headers: { allow: `${allowed}, OPTIONS` } })
-    if (method !== allowed) return reject(projectId, 405, ['method not allowed'], { allow: allowed })
+    if (method === 'OPTIONS') {
+      const allowed = allowedMethods(start)
+      const preflight = flowCorsSettings && headers.has('access-control-request-method') ? preflightHeaders(flowCorsSettings, origin, allowed) : null
+      return new Response(null, { status: 204, headers: preflight ?? { allow: `${allowed}, OPTIONS`, ...cors } })
+    }
+    const isHead = method === 'HEAD' && start.method === 'get'
+    if (!isHead && method !== allowedMethod(start)) return reject(projectId, 405, ['method not allowed'], { allow: allowedMethods(start) })
 
     const rate = rateLimiter.hit(projectId, clientIp(event, options), project.settings.limits.runsPerMinutePerIp)
     if (!rate.allowed) return reject(projectId, 429, ['rate limit exceeded'], { 'retry-after': String(rate.retryAfterSeconds) })
 
-    const headers = event.req.headers
-    const auth = checkRunAuth(start.auth, headers, project.secrets)
+    // A signature covers the raw bytes, so an hmac flow reads them (413) before the auth check.
+    const readsBody = start.inputs.body !== undefined || (method !== 'GET' && !isHead)
+    const nodeRequest = event.runtime?.node?.req as IncomingMessage | undefined
+    const limit = project.settings.limits.bodyLimitBytes
+    let bytes: Uint8Array | undefined
+    if (start.auth?.type === 'hmac' && readsBody) {
+      const read = await readBodyBytes(event.req, limit, nodeRequest)
+      if (!read.ok) return reject(projectId, read.status, [read.error])
+      bytes = read.bytes
+    }
+    const auth = checkRunAuth(start.auth, headers, project.secrets, bytes)
     if (!auth.ok) return reject(projectId, 401, [INVALID_TOKEN], { 'www-authenticate': auth.challenge })
 
     let body: unknown
-    if (start.inputs.body || method !== 'GET') {
-      const read = await readJsonBody(event.req, project.settings.limits.bodyLimitBytes, event.runtime?.node?.req as IncomingMessage | undefined)
+    let bodyType: BodyType | undefined
+    if (readsBody) {
+      const read = bytes ? parseBody(bytes, headers.get('content-type'), start.accept) : await readRequestBody(event.req, limit, start.accept, nodeRequest)
       if (!read.ok) return reject(projectId, read.status, [read.error])
       body = read.body
+      if (read.type) bodyType = read.type
     }
 
     const store = await workspace.storeFor(projectId)
@@ -73,6 +102,7 @@ export function runHandler(context: AppContext) {
       query: searchParams ? queryRecord(searchParams) : {},
       headers: declaredHeaders(start, headers),
     }
+    if (bodyType) input.bodyType = bodyType
     let outcome: RunOutcome
     try {
       outcome = await runFlow({ project, flow, store: guardStore(store), trigger: 'http', method, input, trace, signal: options.signal })
@@ -81,17 +111,36 @@ export function runHandler(context: AppContext) {
       throw error
     }
     if (outcome.kind === 'invalid') return reject(projectId, 400, outcome.errors)
-    return outcomeResponse(event, outcome, flow, trace)
+    return outcomeResponse(event, outcome, flow, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors)
   }
 }
 
+/** The same status and headers without the body (HEAD); Content-Length tells the GET body's size. */
+function withoutBody(event: H3Event, answer: Response | string): Response {
+  if (answer instanceof Response) return new Response(null, { status: answer.status, headers: answer.headers })
+  const headers = new Headers(event.res.headers)
+  headers.set('content-length', String(Buffer.byteLength(answer)))
+  return new Response(null, { status: event.res.status ?? 200, headers })
+}
+
+/** `Allow` of a flow's route: its method (GET also answers HEAD). */
+const allowHeaders = new WeakMap<StartInfo, string>()
+function allowedMethods(start: StartInfo): string {
+  let allow = allowHeaders.get(start)
+  if (allow === undefined) {
+    allow = start.method === 'get' ? 'GET, HEAD' : start.method.toUpperCase()
+    allowHeaders.set(start, allow)
+  }
+  return allow
+}
+
 /** The Start's method in capitals, worked out once per flow version. */
-const allowedMethods = new WeakMap<StartInfo, string>()
+const upperMethods = new WeakMap<StartInfo, string>()
 function allowedMethod(start: StartInfo): string {
-  let method = allowedMethods.get(start)
+  let method = upperMethods.get(start)
   if (method === undefined) {
     method = start.method.toUpperCase()
-    allowedMethods.set(start, method)
+    upperMethods.set(start, method)
   }
   return method
 }
@@ -127,30 +176,61 @@ function declaredHeaderNames(start: StartInfo): string[] {
   return cached
 }
 
-function outcomeResponse(event: H3Event, outcome: Exclude<RunOutcome, { kind: 'invalid' }>, flow: Flow, trace: boolean): Response | string {
+function outcomeResponse(
+  event: H3Event,
+  outcome: Exclude<RunOutcome, { kind: 'invalid' }>,
+  flow: Flow,
+  trace: boolean,
+  cors: HeaderPairs | undefined,
+): Response | string {
   if (outcome.kind === 'failed') {
     const errors = [outcome.nodeId ? `node ${outcome.nodeId} failed` : `flow ${flow.slug} failed`]
     const body: Record<string, unknown> = { ok: false, errors, nodeId: outcome.nodeId, runId: outcome.runId }
     if (trace) body.trace = outcome.trace ?? null
-    return sendJson(event, 500, body, { 'x-run-id': outcome.runId })
+    return sendJson(event, 500, body, { ...cors, 'x-run-id': outcome.runId })
   }
   if (trace) {
     // A 204/304 cannot carry a body, so the trace of a run without a response body answers 200.
     const status = nullBodyStatus(outcome.status) ? 200 : outcome.status
-    return sendJson(event, status, { response: { status: outcome.status, body: outcome.body ?? null }, trace: outcome.trace ?? null }, { 'x-run-id': outcome.runId })
+    return sendJson(event, status, { response: { status: outcome.status, body: outcome.body ?? null }, trace: outcome.trace ?? null }, { ...cors, 'x-run-id': outcome.runId })
   }
   if (outcome.body === undefined || nullBodyStatus(outcome.status)) {
     // Rare: a Response without a body keeps h3 from adding `content-length: 0` or a text content type.
     const response = new Response(null, { status: outcome.status })
     setEndHeaders(response.headers, outcome.headers)
+    setAll(response.headers, cors)
     response.headers.set('x-run-id', outcome.runId)
     return response
   }
-  const text = sendJson(event, outcome.status, outcome.body)
+  const rawType = nonJsonContentType(outcome.headers)
+  let text: string
+  if (rawType === null) text = sendJson(event, outcome.status, outcome.body)
+  else {
+    // The End chose another type (text, HTML, XML): a string body is sent as it is.
+    event.res.status = outcome.status
+    text = typeof outcome.body === 'string' ? outcome.body : JSON.stringify(outcome.body)
+  }
   const headers = event.res.headers
   setEndHeaders(headers, outcome.headers)
+  setAll(headers, cors)
   headers.set('x-run-id', outcome.runId)
   return text
+}
+
+function setAll(target: Headers, headers: HeaderPairs | undefined): void {
+  if (headers) for (const name in headers) target.set(name, headers[name]!)
+}
+
+/** The End's content-type when it sets one that is not JSON; null otherwise. */
+function nonJsonContentType(headers: Record<string, string> | undefined): string | null {
+  if (!headers) return null
+  for (const name in headers) {
+    if (name.length === 12 && name.toLowerCase() === 'content-type') {
+      const value = headers[name]!
+      return value === '' || isJsonContentType(value) ? null : value
+    }
+  }
+  return null
 }
 
 /** The End node's headers, except transport ones. */

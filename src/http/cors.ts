@@ -1,0 +1,84 @@
+// CORS for the Run API (SPEC §11): the project's `cors` with the Start's fields over it. Answers to
+// an allowed origin carry Access-Control-Allow-Origin; a listed origin is echoed, `*` is sent only
+// when `*` is configured (never with credentials: that is a load problem). Every answer of a flow
+// with CORS settings carries `Vary: Origin`, so caches keep answers for different origins apart.
+import { corsFor, type Project, type StartInfo } from '../project/model.js'
+import type { HeaderPairs } from './respond.js'
+
+export interface FlowCors {
+  /** Lower-cased allowed origins; `*` for any. */
+  origins: Set<string>
+  any: boolean
+  credentials: boolean
+  maxAgeSeconds: number
+  /** Access-Control-Allow-Headers of a preflight. */
+  allowHeaders: string
+}
+
+const byStart = new WeakMap<StartInfo, FlowCors | null>()
+
+/** The resolved CORS settings of a Start, once per flow version; null when none apply. */
+export function flowCors(project: Project, start: StartInfo): FlowCors | null {
+  let cors = byStart.get(start)
+  if (cors === undefined) {
+    cors = resolve(project, start)
+    byStart.set(start, cors)
+  }
+  return cors
+}
+
+function resolve(project: Project, start: StartInfo): FlowCors | null {
+  const settings = corsFor(project.settings.cors, start.cors)
+  if (!settings) return null
+  const origins = new Set(settings.origins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()))
+  return {
+    origins,
+    any: origins.has('*'),
+    credentials: settings.credentials,
+    maxAgeSeconds: settings.maxAgeSeconds,
+    allowHeaders: allowedRequestHeaders(start, settings.headers).join(', '),
+  }
+}
+
+/** Content-Type, the credential's header, the declared header inputs and the configured extras. */
+function allowedRequestHeaders(start: StartInfo, extra: string[]): string[] {
+  const names = new Map<string, string>()
+  const add = (name: string) => {
+    if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name)
+  }
+  add('Content-Type')
+  const auth = start.auth
+  if (auth?.type === 'bearer' || auth?.type === 'basic') add('Authorization')
+  else if (auth?.type === 'apiKey' || auth?.type === 'hmac') add(auth.header)
+  const properties = start.inputs.headers?.properties
+  if (properties && typeof properties === 'object') for (const name of Object.keys(properties)) add(name)
+  for (const name of extra) add(name)
+  return [...names.values()]
+}
+
+/** The CORS headers of an answer to `origin` (none when it is not allowed), plus Vary: Origin. */
+export function corsHeaders(cors: FlowCors, origin: string | null): HeaderPairs {
+  const headers: HeaderPairs = { vary: 'Origin' }
+  const allowed = originAllowed(cors, origin)
+  if (!allowed) return headers
+  headers['access-control-allow-origin'] = allowed
+  if (cors.credentials) headers['access-control-allow-credentials'] = 'true'
+  return headers
+}
+
+/** `*` or the origin itself when it may call; null otherwise. */
+function originAllowed(cors: FlowCors, origin: string | null): string | null {
+  if (!origin) return null
+  if (cors.any) return '*'
+  return cors.origins.has(origin.toLowerCase()) ? origin : null
+}
+
+/** A preflight's answer headers; null when the origin is not allowed (the plain OPTIONS answer then). */
+export function preflightHeaders(cors: FlowCors, origin: string | null, allowMethods: string): HeaderPairs | null {
+  const headers = corsHeaders(cors, origin)
+  if (!headers['access-control-allow-origin']) return null
+  headers['access-control-allow-methods'] = allowMethods
+  headers['access-control-allow-headers'] = cors.allowHeaders
+  headers['access-control-max-age'] = String(cors.maxAgeSeconds)
+  return headers
+}
