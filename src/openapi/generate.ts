@@ -1,6 +1,6 @@
 // The project's OpenAPI 3.0.3 document: a pure function of the loaded project, with a stable key
 // order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
-import type { Flow, JsonSchema, Project, StartInfo } from '../project/model.js'
+import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../project/model.js'
 import { buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'
@@ -28,7 +28,8 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
   const { projectId, name } = project.settings
   const callables: Callable[] = []
   for (const flow of project.flows.values()) {
-    if (flow.start) callables.push({ path: runPath(projectId, flow, flow.start), flow, start: flow.start })
+    // `http: false`: no route, so no operation.
+    if (flow.start?.http) callables.push({ path: runPath(projectId, flow, flow.start), flow, start: flow.start })
   }
   // Plain code-unit order: the same on every machine, whatever the locale.
   callables.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
@@ -38,16 +39,23 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
   const paths: Record<string, OpenApiPathItem> = {}
   for (const { path, flow, start } of callables) {
     const parameters = buildParameters(start)
-    const body = start.method !== 'get' ? start.inputs.body : undefined
+    const requestBody = buildRequestBody(start)
+    const cors = corsFor(project.settings.cors, start.cors)
     const operation: OpenApiOperation = {
-      summary: start.node.name,
+      summary: start.summary ?? start.node.name,
       ...(flow.description ? { description: flow.description } : {}),
-      operationId: uniqueOperationId(`${start.node.id}_${start.method}`, flow.slug, operationIds),
+      operationId: uniqueOperationId(operationIdOf(flow, start), operationIds),
       tags: [name],
-      ...(start.auth ? { security: [{ [security.nameFor(start.auth)]: [] }] } : {}),
+      // `[]` says "no auth" explicitly (an operation without `security` would inherit a global one).
+      security: start.auth ? [{ [security.nameFor(start.auth)]: [] }] : [],
       ...(parameters.length > 0 ? { parameters } : {}),
-      ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: toOpenApiSchema(body) } } } } : {}),
-      responses: buildResponses(flow, start.node, start.auth !== null),
+      ...(requestBody ? { requestBody } : {}),
+      responses: buildResponses(flow, start.node, {
+        hasAuth: start.auth !== null,
+        readsBody: start.method !== 'get',
+        rateLimited: project.settings.limits.runsPerMinutePerIp > 0,
+        cors: cors ? { credentials: cors.credentials } : null,
+      }),
     }
     paths[path] = { [start.method]: operation }
   }
@@ -71,16 +79,28 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
 }
 
 /**
- * SPEC form `<startNodeId>_<method>`. Most flows name their Start node `start`, so ids collide
- * across flows: the first operation in path order keeps the SPEC form, later ones get `_<slug>`
- * (and a number in the unlikely case that is taken too), as operationIds must be unique.
+ * Only explicit `operationId` settings can collide (`validate` warns about it); a document must
+ * still have unique ids, so a later one in path order gets a number.
  */
-function uniqueOperationId(base: string, slug: string, taken: Set<string>): string {
+function uniqueOperationId(base: string, taken: Set<string>): string {
   let id = base
-  if (taken.has(id)) id = `${base}_${slug}`
-  for (let n = 2; taken.has(id); n++) id = `${base}_${slug}_${n}`
+  for (let n = 2; taken.has(id); n++) id = `${base}_${n}`
   taken.add(id)
   return id
+}
+
+/** One media type per accepted body type (SPEC §11); a text body is one string. */
+function buildRequestBody(start: StartInfo): OpenApiOperation['requestBody'] | undefined {
+  if (start.method === 'get') return undefined
+  const body = start.inputs.body
+  if (start.accept.includes('text')) {
+    return { required: body !== undefined, content: { 'text/plain': { schema: body ? toOpenApiSchema(body) : { type: 'string' } } } }
+  }
+  if (!body) return undefined
+  const content: Record<string, { schema: JsonSchema }> = {}
+  if (start.accept.includes('json')) content['application/json'] = { schema: toOpenApiSchema(body) }
+  if (start.accept.includes('form')) content['application/x-www-form-urlencoded'] = { schema: toOpenApiSchema(body) }
+  return { required: true, content }
 }
 
 function buildParameters(start: StartInfo): OpenApiParameter[] {

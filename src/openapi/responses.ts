@@ -1,5 +1,6 @@
 // The responses of one operation: what the flow's reachable End nodes answer, plus the answers the
-// Run API gives before or around execution (400 validation, 401 auth, 500 failed run).
+// Run API gives before or around execution (400 validation, 401 auth, 413/415 body, 429 rate
+// limit, 500 failed run, 503 store), with the headers each answer carries.
 import { getNodeKind } from '../nodes/registry.js'
 import type { Flow, FlowNode, JsonSchema } from '../project/model.js'
 import { toOpenApiSchema } from './schema-convert.js'
@@ -8,7 +9,7 @@ import type { OpenApiResponse, SchemaOrRef } from './types.js'
 export const ERROR_SCHEMA_NAME = 'ErrorResponse'
 export const RUN_FAILED_SCHEMA_NAME = 'RunFailed'
 
-/** Body of 400, 401 (and 404, 413, 429) answers of the Run API. */
+/** Body of 400, 401, 413, 415, 429 and 503 answers of the Run API. */
 export const ERROR_SCHEMA: JsonSchema = {
   type: 'object',
   properties: {
@@ -69,6 +70,27 @@ function endStatus(node: FlowNode): number {
   return typeof status === 'number' && Number.isInteger(status) ? status : 200
 }
 
+/** Headers the Run API owns: an End cannot set them (transport), or the document names them itself. */
+const UNDOCUMENTED_END_HEADERS = new Set(['content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'x-run-id'])
+
+/** What one End answers: its media type (JSON unless its headers set another type), schema and header names. */
+function endAnswer(end: FlowNode): { mediaType: string; schema: JsonSchema; headers: string[] } {
+  const written = end.settings.headers
+  const headers = written && typeof written === 'object' && !Array.isArray(written) ? Object.keys(written) : []
+  const contentType = headers.find((name) => name.toLowerCase() === 'content-type')
+  const typeValue = contentType ? String((written as Record<string, unknown>)[contentType] ?? '') : ''
+  const media = typeValue.split(';')[0]!.trim().toLowerCase()
+  const raw = end.settings.schema
+  const declared = raw && typeof raw === 'object' && !Array.isArray(raw) ? toOpenApiSchema(raw as JsonSchema) : null
+  // A template in the content type (`{{ ... }}`) is only known at run time: documented as JSON.
+  const isOther = media !== '' && !media.includes('{') && !/^application\/(?:[\w.+-]+\+)?json$/.test(media)
+  return {
+    mediaType: isOther ? media : JSON_TYPE,
+    schema: declared ?? (isOther ? { type: 'string' } : {}),
+    headers: headers.filter((name) => !UNDOCUMENTED_END_HEADERS.has(name.toLowerCase())),
+  }
+}
+
 /** One schema, or a oneOf of distinct ones; an open schema (`{}`) swallows the others. */
 function unionOf(schemas: SchemaOrRef[]): SchemaOrRef {
   const distinct = new Map(schemas.map((s) => [JSON.stringify(s), s]))
@@ -83,38 +105,84 @@ function schemaOf(response: OpenApiResponse): SchemaOrRef[] {
   return Array.isArray(schema.oneOf) ? (schema.oneOf as SchemaOrRef[]) : [schema]
 }
 
+type ResponseHeaders = NonNullable<OpenApiResponse['headers']>
+
 /** Adds an error answer; when an End already answers that status, both bodies are possible. */
-function addErrorResponse(responses: Record<string, OpenApiResponse>, status: number, description: string, schemaName: string): void {
+function addErrorResponse(
+  responses: Record<string, OpenApiResponse>,
+  status: number,
+  description: string,
+  schemaName: string,
+  headers: ResponseHeaders = {},
+): void {
   const ref = { $ref: `#/components/schemas/${schemaName}` }
   const existing = responses[status]
   if (!existing) {
-    responses[status] = { description, content: { [JSON_TYPE]: { schema: ref } } }
+    responses[status] = { description, ...(Object.keys(headers).length ? { headers } : {}), content: { [JSON_TYPE]: { schema: ref } } }
     return
   }
-  existing.content = { [JSON_TYPE]: { schema: unionOf([...schemaOf(existing), ref]) } }
+  if (Object.keys(headers).length) existing.headers = { ...existing.headers, ...headers }
+  existing.content = { ...existing.content, [JSON_TYPE]: { schema: unionOf([...schemaOf(existing), ref]) } }
 }
 
-export function buildResponses(flow: Flow, startNode: FlowNode, hasAuth: boolean): Record<string, OpenApiResponse> {
+export interface ResponseOptions {
+  /** The Start has auth: 401 with WWW-Authenticate. */
+  hasAuth: boolean
+  /** The route reads a body: 413 and 415. */
+  readsBody: boolean
+  /** `runsPerMinutePerIp` is on: 429 with Retry-After. */
+  rateLimited: boolean
+  /** The flow has CORS settings: every answer may carry these. */
+  cors: { credentials: boolean } | null
+}
+
+const header = (description: string): { description: string; schema: JsonSchema } => ({ description, schema: { type: 'string' } })
+
+/** CORS answer headers (documented on every response of a flow with CORS settings). */
+function corsHeaders(cors: { credentials: boolean }): ResponseHeaders {
+  return {
+    'Access-Control-Allow-Origin': header('The calling origin (or *) when it is allowed'),
+    ...(cors.credentials ? { 'Access-Control-Allow-Credentials': header('true when the origin is allowed') } : {}),
+    'Access-Control-Expose-Headers': header('X-Run-Id, on run answers to an allowed origin'),
+    Vary: header('Origin'),
+  }
+}
+
+export function buildResponses(flow: Flow, startNode: FlowNode, options: ResponseOptions): Record<string, OpenApiResponse> {
   const { ends, endsWithoutEnd } = findReachableEnds(flow, startNode)
-  const schemasByStatus = new Map<number, JsonSchema[]>()
+  const byStatus = new Map<number, { content: Map<string, JsonSchema[]>; headers: Set<string> }>()
   for (const end of ends) {
-    const raw = end.settings.schema
-    const schema = raw && typeof raw === 'object' && !Array.isArray(raw) ? toOpenApiSchema(raw as JsonSchema) : {}
-    schemasByStatus.set(endStatus(end), [...(schemasByStatus.get(endStatus(end)) ?? []), schema])
+    const status = endStatus(end)
+    const answer = endAnswer(end)
+    let entry = byStatus.get(status)
+    if (!entry) byStatus.set(status, (entry = { content: new Map(), headers: new Set() }))
+    entry.content.set(answer.mediaType, [...(entry.content.get(answer.mediaType) ?? []), answer.schema])
+    for (const name of answer.headers) entry.headers.add(name)
   }
 
+  const cors = options.cors ? corsHeaders(options.cors) : {}
   const responses: Record<string, OpenApiResponse> = {}
-  for (const [status, schemas] of schemasByStatus) {
+  for (const [status, { content, headers }] of byStatus) {
+    const documented: ResponseHeaders = { ...runIdHeader() }
+    for (const name of [...headers].sort()) documented[name] = header('Set by the flow')
+    Object.assign(documented, cors)
+    const media: Record<string, { schema: SchemaOrRef }> = {}
+    for (const type of [...content.keys()].sort()) media[type] = { schema: unionOf(content.get(type)!) }
     // A 204 carries no body, whatever the End's schema says.
-    responses[status] =
-      status === 204
-        ? { description: 'Success', headers: runIdHeader() }
-        : { description: 'Success', headers: runIdHeader(), content: { [JSON_TYPE]: { schema: unionOf(schemas) } } }
+    responses[status] = status === 204 ? { description: 'Success', headers: documented } : { description: 'Success', headers: documented, content: media }
   }
-  if (endsWithoutEnd && !responses[204]) responses[204] = { description: 'No content' }
-  addErrorResponse(responses, 400, 'Validation error', ERROR_SCHEMA_NAME)
-  if (hasAuth) addErrorResponse(responses, 401, 'Unauthorized', ERROR_SCHEMA_NAME)
-  addErrorResponse(responses, 500, 'Run failed', RUN_FAILED_SCHEMA_NAME)
+  if (endsWithoutEnd && !responses[204]) responses[204] = { description: 'No content', headers: { ...runIdHeader(), ...cors } }
+  addErrorResponse(responses, 400, 'Validation error', ERROR_SCHEMA_NAME, cors)
+  if (options.hasAuth) addErrorResponse(responses, 401, 'Unauthorized', ERROR_SCHEMA_NAME, { 'WWW-Authenticate': header('The credential expected'), ...cors })
+  if (options.readsBody) {
+    addErrorResponse(responses, 413, 'Body too large (limits.bodyLimitBytes)', ERROR_SCHEMA_NAME, cors)
+    addErrorResponse(responses, 415, 'Unsupported content type', ERROR_SCHEMA_NAME, cors)
+  }
+  if (options.rateLimited) {
+    addErrorResponse(responses, 429, 'Rate limit exceeded', ERROR_SCHEMA_NAME, { 'Retry-After': { description: 'Seconds until the next minute', schema: { type: 'integer' } }, ...cors })
+  }
+  addErrorResponse(responses, 500, 'Run failed', RUN_FAILED_SCHEMA_NAME, { ...runIdHeader(), ...cors })
+  addErrorResponse(responses, 503, 'Store unavailable', ERROR_SCHEMA_NAME, cors)
 
   const sorted: Record<string, OpenApiResponse> = {}
   for (const status of Object.keys(responses).sort()) sorted[status] = responses[status]!

@@ -83,8 +83,33 @@ function convert(input: unknown, root: JsonSchema, refsInUse: Set<string>): Json
     else out.allOf = [{ oneOf: typeChoices }, ...((out.allOf as JsonSchema[] | undefined) ?? [])]
   }
   if (input.not !== undefined) out.not = sub(input.not)
+  if (out.nullable !== undefined && out.type === undefined) placeNullable(out)
 
   return ordered(out)
+}
+
+/**
+ * 3.0.3 gives `nullable` a meaning only beside `type` (Redocly: nullable-type-sibling). Without
+ * one, the type is taken from the enum's other values (string for an enum of null alone); with
+ * neither, `nullable` says nothing and is dropped.
+ */
+function placeNullable(out: Partial<Record<Key, unknown>>): void {
+  const values = Array.isArray(out.enum) ? (out.enum as unknown[]).filter((v) => v !== null) : null
+  if (!values) {
+    delete out.nullable
+    return
+  }
+  const types = new Set(values.map(jsonTypeOf))
+  if (types.size === 0) out.type = 'string'
+  else if (types.size === 1) out.type = [...types][0]
+  else if (types.size === 2 && types.has('integer') && types.has('number')) out.type = 'number'
+  else delete out.nullable // mixed types: no single type to stand beside
+}
+
+function jsonTypeOf(value: unknown): string {
+  if (Array.isArray(value)) return 'array'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number'
+  return typeof value === 'object' ? 'object' : typeof value
 }
 
 /**
@@ -99,7 +124,8 @@ function applyType(type: unknown, out: Partial<Record<Key, unknown>>): JsonSchem
   if (real.includes('number')) real = real.filter((t) => t !== 'integer')
   const nullable = types.includes('null')
   if (real.length === 0) {
-    if (nullable) Object.assign(out, { nullable: true, enum: [null] }) // only null is allowed
+    // Only null is allowed; placeNullable gives it the type 3.0.3 wants beside nullable.
+    if (nullable) Object.assign(out, { nullable: true, enum: [null] })
     return null
   }
   if (real.length === 1) {

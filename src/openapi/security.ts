@@ -12,6 +12,12 @@ export class SecuritySchemes {
   nameFor(auth: AuthSettings): string {
     if (auth.type === 'bearer') return this.register('bearerAuth', { type: 'http', scheme: 'bearer' })
     if (auth.type === 'basic') return this.register('basicAuth', { type: 'http', scheme: 'basic' })
+    if (auth.type === 'hmac') {
+      // 3.0.3 has no signature scheme: an apiKey header, with how to compute it in the description.
+      const prefix = auth.prefix ? `, prefixed with "${auth.prefix}"` : ''
+      const description = `HMAC-${auth.algorithm.toUpperCase()} of the raw request body with the shared secret, ${auth.encoding}-encoded${prefix}.`
+      return this.register(`hmacAuth_${auth.header.replace(/[^A-Za-z0-9._-]/g, '_')}`, { type: 'apiKey', in: 'header', name: auth.header, description })
+    }
     const header = auth.header || DEFAULT_API_KEY_HEADER
     if (header.toLowerCase() === DEFAULT_API_KEY_HEADER.toLowerCase()) {
       return this.register('apiKeyAuth', { type: 'apiKey', in: 'header', name: DEFAULT_API_KEY_HEADER })
@@ -29,7 +35,9 @@ export class SecuritySchemes {
 
   private register(base: string, scheme: SecurityScheme): string {
     const same = (other: SecurityScheme) =>
-      other.type === 'apiKey' && scheme.type === 'apiKey' ? other.name.toLowerCase() === scheme.name.toLowerCase() : other.type === scheme.type
+      other.type === 'apiKey' && scheme.type === 'apiKey'
+        ? other.name.toLowerCase() === scheme.name.toLowerCase() && other.description === scheme.description
+        : other.type === scheme.type
     for (let n = 1; ; n++) {
       const name = n === 1 ? base : `${base}_${n}`
       const existing = this.schemes.get(name)

@@ -27,7 +27,7 @@ export interface OpenApiOperation {
   description?: string
   operationId: string
   tags: string[]
-  security?: Record<string, string[]>[]
+  security: Record<string, string[]>[]
   parameters?: OpenApiParameter[]
   requestBody?: { required: boolean; content: Record<string, MediaType> }
   responses: Record<string, OpenApiResponse>
@@ -37,7 +37,7 @@ export type OpenApiPathItem = Partial<Record<HttpMethod, OpenApiOperation>>
 
 export type SecurityScheme =
   | { type: 'http'; scheme: 'bearer' | 'basic' }
-  | { type: 'apiKey'; in: 'header'; name: string }
+  | { type: 'apiKey'; in: 'header'; name: string; description?: string }
 
 export interface OpenApiDocument {
   openapi: '3.0.3'

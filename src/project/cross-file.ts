@@ -1,6 +1,6 @@
 // Checks that need every flow file: one slug per flow, and the flows named by notification rules.
 import type { FlowFileResult } from './flow-file.js'
-import type { Position, Problem } from './model.js'
+import { operationIdOf, type Position, type Problem } from './model.js'
 import type { SettingsResult } from './settings.js'
 import { positionAt, type SourcePath, type YamlSource } from './yaml-source.js'
 
@@ -29,6 +29,8 @@ export function crossFileProblems(
     }
   }
 
+  problems.push(...duplicateOperationIds(results.filter((result) => !failedFiles.has(result.file))))
+
   const { source } = settings
   if (flowsFolderMissing) {
     const folder = settings.settings.flows
@@ -50,4 +52,29 @@ export function crossFileProblems(
     })
   }
   return { problems, failedFiles }
+}
+
+/** Two operations of the OpenAPI document with one operationId (only `operationId` settings can do that). */
+function duplicateOperationIds(results: FlowFileResult[]): Problem[] {
+  const byId = new Map<string, FlowFileResult[]>()
+  for (const result of results) {
+    const start = result.flow?.start
+    if (!result.flow || !start?.http) continue
+    const id = operationIdOf(result.flow, start)
+    byId.set(id, [...(byId.get(id) ?? []), result])
+  }
+  const problems: Problem[] = []
+  for (const [id, same] of byId) {
+    if (same.length < 2) continue
+    const files = same.map((r) => r.file).join(' and ')
+    for (const result of same) {
+      const start = result.flow!.start!
+      const nodes = (result.collector.source?.data as { nodes?: { id?: unknown }[] } | null)?.nodes
+      const index = Array.isArray(nodes) ? nodes.findIndex((node) => node?.id === start.node.id) : -1
+      const at = index < 0 ? [] : start.operationId ? ['nodes', index, 'operationId'] : ['nodes', index]
+      const message = `the OpenAPI operationId "${id}" is used by both ${files}; give each start node its own operationId (later ones get a number in the document)`
+      problems.push(problemAt(result.file, result.collector.source, at, message, 'warning'))
+    }
+  }
+  return problems
 }

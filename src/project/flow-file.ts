@@ -71,7 +71,8 @@ export function checkFlowFile(file: string, text: string, context: FlowFileConte
   const graph = checkGraph(entries, startEntry?.node.id ?? null, collector)
   checkTemplates({ entries, graph, secrets: context.secrets, secretsFile: context.secretsFile }, collector)
   const schedule = readSchedule(raw.schedule, start, context.timezone, collector)
-  if (schedule && start && startEntry) warnOpenScheduledFlow(startEntry, start, collector)
+  // Only for a flow without errors: one mistake should give one message.
+  if (schedule && start && startEntry && !collector.hasErrors) warnOpenScheduledFlow(startEntry, start, collector)
 
   const nodes = entries.map((e) => e.node)
   const flow: Flow = {

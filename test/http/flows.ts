@@ -11,6 +11,11 @@ export const TEST_ENV = [
 ].join('\n')
 
 export const EXTRA_FLOWS: Record<string, string> = {
+  'no-end.yaml': `name: No End
+nodes:
+  - { id: start, type: start, name: Start, method: post, inputs: { body: { type: object, properties: { reason: { type: string } } } }, next: mark }
+  - { id: mark, type: set, name: Mark, values: { reason: "{{start.reason}}" } }
+`,
   'basic.yaml': `name: Basic
 nodes:
   - { id: start, type: start, name: Start, method: get, auth: { type: basic, username: "\${secrets.API_USER}", password: "\${secrets.API_PASS}" }, next: done }

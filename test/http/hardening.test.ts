@@ -66,9 +66,10 @@ describe('bad input never answers 500', () => {
     ['JSON array where an object is expected', '/api/run/shop/quote', jsonPost([1, 2]), 400],
     ['JSON scalar where an object is expected', '/api/run/shop/quote', jsonPost('42'), 400],
     ['JSON null', '/api/run/shop/quote', jsonPost('null'), 400],
-    ['text/plain body', '/api/run/shop/quote', { method: 'POST', body: '{"items":[]}', headers: { 'content-type': 'text/plain' } }, 400],
-    ['no content type', '/api/run/shop/quote', { method: 'POST', body: new Blob(['{"items":[]}']) }, 400],
-    ['form body', '/api/run/shop/quote', { method: 'POST', body: new URLSearchParams({ items: 'x' }) }, 400],
+    // A JSON-only Start answers 415 for other body types (SPEC §11).
+    ['text/plain body', '/api/run/shop/quote', { method: 'POST', body: '{"items":[]}', headers: { 'content-type': 'text/plain' } }, 415],
+    ['no content type', '/api/run/shop/quote', { method: 'POST', body: new Blob(['{"items":[]}']) }, 415],
+    ['form body', '/api/run/shop/quote', { method: 'POST', body: new URLSearchParams({ items: 'x' }) }, 415],
     ['body over the limit', '/api/run/shop/quote', jsonPost('"' + 'x'.repeat(1_048_577) + '"'), 413],
     ['100k nested arrays', '/api/run/shop/quote', jsonPost('['.repeat(100_000) + ']'.repeat(100_000)), 400],
     ['100k nested objects', '/api/run/shop/quote', jsonPost('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)), 400],

@@ -49,7 +49,7 @@ describe('Run API (SPEC §5.1)', () => {
   })
 
   it('no End reached: 204 with no body', async () => {
-    const response = await server.request('/api/run/shop/nightly-cleanup', jsonPost({ reason: 'test' }))
+    const response = await server.request('/api/run/shop/no-end', jsonPost({ reason: 'test' }))
     expect(response.status).toBe(204)
     expect(response.headers.get('x-run-id')).toBeTruthy()
     expect(await response.text()).toBe('')

@@ -21,25 +21,25 @@ describe('OpenAPI document of fixtures/example', () => {
     expect(Object.keys(doc.paths)).toEqual([
       '/api/run/shop/create-order',
       '/api/run/shop/fetch-status',
-      '/api/run/shop/nightly-cleanup',
       '/api/run/shop/order-status/{state}',
       '/api/run/shop/quote',
     ])
     const create = doc.paths['/api/run/shop/create-order']!.post!
-    expect(create.operationId).toBe('start_post')
+    expect(create.operationId).toBe('start_post_create-order')
     expect(create.description).toBe('Takes an order and stores it.')
     expect(create.security).toEqual([{ bearerAuth: [] }])
     expect(create.parameters).toEqual([{ name: 'x-tenant', in: 'header', required: false, schema: { type: 'string', default: 'default' } }])
-    expect(Object.keys(create.responses)).toEqual(['201', '202', '400', '401', '500'])
+    expect(Object.keys(create.responses)).toEqual(['201', '202', '400', '401', '413', '415', '429', '500', '503'])
 
     const status = doc.paths['/api/run/shop/order-status/{state}']!.get!
-    expect(status.operationId).toBe('start_get')
+    expect(status.operationId).toBe('start_get_order-status')
     expect(status.requestBody).toBeUndefined()
     expect(status.parameters!.map((p) => `${p.in}:${p.name}:${p.required}`)).toEqual(['path:state:true', 'query:verbose:false'])
-    expect(Object.keys(status.responses)).toEqual(['200', '400', '404', '500'])
+    expect(Object.keys(status.responses)).toEqual(['200', '400', '404', '429', '500', '503'])
     expect(status.responses['404']!.description).toBe('Success')
 
-    expect(Object.keys(doc.paths['/api/run/shop/nightly-cleanup']!.post!.responses)).toEqual(['204', '400', '500'])
+    // nightly-cleanup has `http: false`: schedule-only, no operation.
+    expect(project.flows.get('nightly-cleanup')!.start!.http).toBe(false)
     const ids = Object.values(doc.paths).map((item) => Object.values(item)[0]!.operationId)
     expect(new Set(ids).size).toBe(ids.length)
     expect(doc.components!.securitySchemes).toEqual({ bearerAuth: { type: 'http', scheme: 'bearer' } })

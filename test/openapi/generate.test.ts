@@ -69,27 +69,54 @@ describe('generateOpenApi: operations', () => {
     const create = doc.paths['/api/run/shop/create-order']!.post!
     expect(create.summary).toBe('Start')
     expect(create.description).toBe('Takes an order.')
-    expect(create.operationId).toBe('start_post')
+    expect(create.operationId).toBe('start_post_create-order')
     expect(create.tags).toEqual(['Shop API'])
     const plain = doc.paths['/api/run/shop/plain']!
     expect(Object.keys(plain)).toEqual(['put'])
     expect(plain.put!.summary).toBe('Begin Here')
-    expect(plain.put!.operationId).toBe('begin_put')
+    expect(plain.put!.operationId).toBe('begin_put_plain')
     expect('description' in plain.put!).toBe(false)
     expect(Object.keys(create)).toEqual(['summary', 'description', 'operationId', 'tags', 'security', 'parameters', 'requestBody', 'responses'])
   })
 
-  it('suffixes colliding operationIds with the slug, the first in path order keeping the SPEC form', () => {
-    const doc = generate([simpleFlow('quote'), simpleFlow('create-order'), simpleFlow('fetch', { method: 'get' }), simpleFlow('nightly')])
-    const ids = Object.values(doc.paths).map((item) => Object.values(item)[0]!.operationId)
-    expect(ids).toEqual(['start_post', 'start_get', 'start_post_nightly', 'start_post_quote'])
+  it('defaults operationIds to <startNodeId>_<method>_<slug>, unchanged when an unrelated flow is added', () => {
+    const flows = [simpleFlow('quote'), simpleFlow('create-order'), simpleFlow('fetch', { method: 'get' }), simpleFlow('nightly')]
+    const ids = (doc: ReturnType<typeof generate>) => Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, Object.values(item)[0]!.operationId]))
+    const before = ids(generate(flows))
+    expect(Object.values(before)).toEqual(['start_post_create-order', 'start_get_fetch', 'start_post_nightly', 'start_post_quote'])
+    // A flow sorting first, with the same Start id and method, renames nothing.
+    const after = ids(generate([simpleFlow('aaa-new'), ...flows]))
+    expect(after).toEqual({ '/api/run/shop/aaa-new': 'start_post_aaa-new', ...before })
   })
 
-  it('numbers an operationId when the slug-suffixed form is taken too', () => {
-    // a: s_post; b: s_post_get (its own); get: s_post taken, s_post_get taken -> s_post_get_2.
-    const doc = generate([simpleFlow('get', { startId: 's' }), simpleFlow('b', { startId: 's_post', method: 'get' }), simpleFlow('a', { startId: 's' })])
-    const ids = Object.values(doc.paths).map((item) => Object.values(item)[0]!.operationId)
-    expect(ids).toEqual(['s_post', 's_post_get', 's_post_get_2'])
+  it('uses the Start summary and operationId settings; an explicit id taken twice gets a number in path order', () => {
+    const doc = generate([
+      simpleFlow('b', { operationId: 'createThing', summary: 'Create a thing' }),
+      simpleFlow('a', { operationId: 'createThing' }),
+    ])
+    expect(doc.paths['/api/run/shop/a']!.post!.operationId).toBe('createThing')
+    expect(doc.paths['/api/run/shop/b']!.post!.operationId).toBe('createThing_2')
+    expect(doc.paths['/api/run/shop/b']!.post!.summary).toBe('Create a thing')
+    expect(doc.paths['/api/run/shop/a']!.post!.summary).toBe('Start')
+  })
+
+  it('leaves out flows with http: false', () => {
+    const doc = generate([simpleFlow('nightly', { http: false }), simpleFlow('open')])
+    expect(Object.keys(doc.paths)).toEqual(['/api/run/shop/open'])
+  })
+
+  it('lists one requestBody media type per accepted body type', () => {
+    const body = { type: 'object', properties: { n: { type: 'integer' } } }
+    const doc = generate([
+      simpleFlow('both', { accept: ['json', 'form'], inputs: { body } }),
+      simpleFlow('form', { accept: ['form'], inputs: { body } }),
+      simpleFlow('text', { accept: ['text'], inputs: { body: { type: 'string', maxLength: 10 } } }),
+      simpleFlow('text-any', { accept: ['text'] }),
+    ])
+    expect(Object.keys(doc.paths['/api/run/shop/both']!.post!.requestBody!.content)).toEqual(['application/json', 'application/x-www-form-urlencoded'])
+    expect(doc.paths['/api/run/shop/form']!.post!.requestBody!.content).toEqual({ 'application/x-www-form-urlencoded': { schema: body } })
+    expect(doc.paths['/api/run/shop/text']!.post!.requestBody).toEqual({ required: true, content: { 'text/plain': { schema: { type: 'string', maxLength: 10 } } } })
+    expect(doc.paths['/api/run/shop/text-any']!.post!.requestBody).toEqual({ required: false, content: { 'text/plain': { schema: { type: 'string' } } } })
   })
 
   it('writes path (required), query and header parameters with converted schemas', () => {
@@ -139,7 +166,7 @@ describe('generateOpenApi: responses', () => {
     f.nodes.push({ id: 'orphan', type: 'end', name: 'Orphan', refName: 'orphan', settings: { status: 418 }, next: {}, pos: { line: 1, column: 1 } })
     f.nodesById.set('orphan', f.nodes.at(-1)!)
     const responses = generate([f]).paths['/api/run/shop/create-order']!.post!.responses
-    expect(Object.keys(responses)).toEqual(['201', '202', '400', '401', '500'])
+    expect(Object.keys(responses)).toEqual(['201', '202', '400', '401', '413', '415', '429', '500', '503'])
     expect(responses['202']).toMatchObject({
       description: 'Success',
       content: { 'application/json': { schema: { type: 'object', properties: { review: { enum: [true] } } } } },
@@ -189,10 +216,11 @@ describe('generateOpenApi: responses', () => {
     })
     const noEndAtAll = flow({ slug: 'log', startNext: 'set', nodes: [{ id: 'set', type: 'set', values: { a: 1 } }] })
     const doc = generate([ifMissingFalse, switchMissingDefault, noEndAtAll])
-    expect(doc.paths['/api/run/shop/maybe']!.post!.responses['204']).toEqual({ description: 'No content' })
-    expect(Object.keys(doc.paths['/api/run/shop/maybe']!.post!.responses)).toEqual(['201', '204', '400', '500'])
-    expect(doc.paths['/api/run/shop/sw']!.post!.responses['204']).toEqual({ description: 'No content' })
-    expect(Object.keys(doc.paths['/api/run/shop/log']!.post!.responses)).toEqual(['204', '400', '500'])
+    const noContent = { description: 'No content', headers: { 'X-Run-Id': { description: 'Id of the run in run history', schema: { type: 'string' } } } }
+    expect(doc.paths['/api/run/shop/maybe']!.post!.responses['204']).toEqual(noContent)
+    expect(Object.keys(doc.paths['/api/run/shop/maybe']!.post!.responses)).toEqual(['201', '204', '400', '413', '415', '429', '500', '503'])
+    expect(doc.paths['/api/run/shop/sw']!.post!.responses['204']).toEqual(noContent)
+    expect(Object.keys(doc.paths['/api/run/shop/log']!.post!.responses)).toEqual(['204', '400', '413', '415', '429', '500', '503'])
   })
 
   it('always has 400 "Validation error" with the error body, and 401 only with auth', async () => {
@@ -201,7 +229,11 @@ describe('generateOpenApi: responses', () => {
     const open = doc.paths['/api/run/shop/open']!.post!.responses
     const ref = { $ref: '#/components/schemas/ErrorResponse' }
     expect(secured['400']).toEqual({ description: 'Validation error', content: { 'application/json': { schema: ref } } })
-    expect(secured['401']).toEqual({ description: 'Unauthorized', content: { 'application/json': { schema: ref } } })
+    expect(secured['401']).toEqual({
+      description: 'Unauthorized',
+      headers: { 'WWW-Authenticate': { description: 'The credential expected', schema: { type: 'string' } } },
+      content: { 'application/json': { schema: ref } },
+    })
     expect(open['400']).toEqual(secured['400'])
     expect(open['401']).toBeUndefined()
     expect(open['500']!.description).toBe('Run failed')
@@ -234,6 +266,9 @@ describe('generateOpenApi: security', () => {
       simpleFlow('key-lower', { auth: { type: 'apiKey', key: 'k', header: 'x-api-key' } }),
       simpleFlow('key-empty', { auth: { type: 'apiKey', key: 'k', header: '' } }),
       simpleFlow('key-custom', { auth: { type: 'apiKey', key: 'k', header: 'X-Shop-Key' } }),
+      simpleFlow('github', { auth: { type: 'hmac', secret: 's', header: 'X-Hub-Signature-256', algorithm: 'sha256', prefix: 'sha256=', encoding: 'hex' } }),
+      simpleFlow('github-2', { auth: { type: 'hmac', secret: 'other', header: 'X-Hub-Signature-256', algorithm: 'sha256', prefix: 'sha256=', encoding: 'hex' } }),
+      simpleFlow('shopify', { auth: { type: 'hmac', secret: 's', header: 'X-Shopify-Hmac-Sha256', algorithm: 'sha256', prefix: '', encoding: 'base64' } }),
       simpleFlow('open'),
     ])
     expect(doc.components!.securitySchemes).toEqual({
@@ -241,6 +276,18 @@ describe('generateOpenApi: security', () => {
       'apiKeyAuth_X-Shop-Key': { type: 'apiKey', in: 'header', name: 'X-Shop-Key' },
       basicAuth: { type: 'http', scheme: 'basic' },
       bearerAuth: { type: 'http', scheme: 'bearer' },
+      'hmacAuth_X-Hub-Signature-256': {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Hub-Signature-256',
+        description: 'HMAC-SHA256 of the raw request body with the shared secret, hex-encoded, prefixed with "sha256=".',
+      },
+      'hmacAuth_X-Shopify-Hmac-Sha256': {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Shopify-Hmac-Sha256',
+        description: 'HMAC-SHA256 of the raw request body with the shared secret, base64-encoded.',
+      },
     })
     const security = (slug: string) => Object.values(doc.paths[`/api/run/shop/${slug}`]!)[0]!.security
     expect(security('b1')).toEqual([{ bearerAuth: [] }])
@@ -250,7 +297,10 @@ describe('generateOpenApi: security', () => {
     expect(security('key-lower')).toEqual([{ apiKeyAuth: [] }])
     expect(security('key-empty')).toEqual([{ apiKeyAuth: [] }])
     expect(security('key-custom')).toEqual([{ 'apiKeyAuth_X-Shop-Key': [] }])
-    expect(security('open')).toBeUndefined()
+    expect(security('github')).toEqual([{ 'hmacAuth_X-Hub-Signature-256': [] }])
+    expect(security('github-2')).toEqual([{ 'hmacAuth_X-Hub-Signature-256': [] }])
+    // Open operations say so explicitly (Redocly: security-defined).
+    expect(security('open')).toEqual([])
     await expectValidDocument(doc)
   })
 
@@ -316,7 +366,7 @@ describe('generateOpenApi: passes a real OpenAPI 3.0.3 validator', () => {
   it('the validator is not vacuous: it rejects what 3.0.3 forbids', async () => {
     const doc = generate([orderFlow(), simpleFlow('other')])
     const duplicateIds = structuredClone(doc)
-    duplicateIds.paths['/api/run/shop/other']!.post!.operationId = 'start_post'
+    duplicateIds.paths['/api/run/shop/other']!.post!.operationId = 'start_post_create-order'
     await expect(expectValidDocument(duplicateIds)).rejects.toThrow(/operationId/i)
     const nullType = structuredClone(doc)
     nullType.paths['/api/run/shop/other']!.post!.responses['200']!.content!['application/json']!.schema = { type: 'null' }
