@@ -19,6 +19,8 @@ export interface TestServer {
 }
 
 export interface TestServerOptions {
+  /** The fixture copied (default `example`). */
+  fixture?: string
   flows?: Record<string, string>
   /** Replaces text in flowctl.yaml: [search, replacement] pairs. */
   settings?: [string, string][]
@@ -27,7 +29,7 @@ export interface TestServerOptions {
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const dir = await copyFixture('example')
+  const dir = await copyFixture(options.fixture ?? 'example')
   for (const [name, text] of Object.entries(options.flows ?? {})) await writeFile(join(dir, 'flows', name), text)
   if (options.settings) {
     const file = join(dir, 'flowctl.yaml')
