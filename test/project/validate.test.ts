@@ -61,6 +61,17 @@ const CASES: Record<string, Expected[]> = {
     ['flowctl.yaml', 10, 17, '"Nowhere/City" is not a known timezone'],
   ],
   'unknown-rule-flow': [['flowctl.yaml', 7, 17, 'there is no flow with the slug "creat-order"', 'warning']],
+  // SPEC §11
+  'cors-wildcard-credentials': [['flowctl.yaml', 3, 1, 'cors: "*" (any origin) is allowed only without credentials']],
+  'start-cors-credentials': [['flows/me.yaml', 7, 5, 'node "start": cors: "*" (any origin) is allowed only without credentials']],
+  'text-with-json': [['flows/note.yaml', 6, 13, 'node "start": accept: text cannot be combined with json or form']],
+  'text-object-body': [['flows/note.yaml', 8, 21, 'with accept: [text] the body is the request\'s text, so inputs.body must be a schema of type string']],
+  'bad-hmac': [['flows/hook.yaml', 6, 62, 'node "start": auth.algorithm must be one of: sha256, sha1, sha512 (not "md5")']],
+  'open-schedule': [['flows/nightly.yaml', 2, 1, 'this flow runs on a schedule and anyone can also call it over HTTP', 'warning']],
+  'duplicate-operation-id': [
+    ['flows/a.yaml', 6, 18, 'the OpenAPI operationId "createThing" is used by both flows/a.yaml and flows/b.yaml', 'warning'],
+    ['flows/b.yaml', 6, 18, 'the OpenAPI operationId "createThing" is used by both flows/a.yaml and flows/b.yaml', 'warning'],
+  ],
 }
 
 describe('validateProject on fixtures/broken', () => {
