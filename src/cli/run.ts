@@ -18,7 +18,7 @@ export function defineRunCommand(program: Command, context: CommandContext): voi
     .description('run a flow once, locally, through the same pipeline as the Run API (auth is not checked)')
     .argument('<slug>', 'the flow to run')
     .option('--project <dir>', 'project folder (default: the current folder)')
-    .option('--body <json>', 'request body as JSON, or @file to read it from a file')
+    .option('--body <json>', 'request body as JSON (text for a Start with accept: [text]), or @file to read it from a file')
     .option('--param <name=value>', 'path parameter (repeatable)', collect)
     .option('--query <name=value>', 'query parameter (repeatable)', collect)
     .option('--header <name=value>', 'request header (repeatable)', collect)
@@ -29,7 +29,8 @@ export function defineRunCommand(program: Command, context: CommandContext): voi
     })
 }
 
-async function readBody(context: CommandContext, text: string | undefined): Promise<unknown> {
+/** The --body text (or the @file's), unparsed: a text-only Start takes it as it is. */
+async function readBodySource(context: CommandContext, text: string | undefined): Promise<{ source: string; origin: string } | undefined> {
   if (text === undefined) return undefined
   let source = text
   let origin = '--body'
@@ -43,16 +44,23 @@ async function readBody(context: CommandContext, text: string | undefined): Prom
       throw new FlowctlError('USAGE', `cannot read the body file ${origin}`)
     }
   }
+  return { source, origin }
+}
+
+function parseBodySource(read: { source: string; origin: string } | undefined, textOnly: boolean): unknown {
+  if (read === undefined) return undefined
+  if (textOnly) return read.source
   try {
-    return JSON.parse(source)
+    return JSON.parse(read.source)
   } catch (error) {
-    throw new FlowctlError('USAGE', `${origin} is not valid JSON: ${(error as Error).message}`)
+    throw new FlowctlError('USAGE', `${read.origin} is not valid JSON: ${(error as Error).message}`)
   }
 }
 
 async function runCommand(context: CommandContext, slug: string, flags: RunFlags): Promise<number> {
   const { output } = context
-  const body = await readBody(context, flags.body)
+  // Parsed once the flow is known: a text-only Start takes the text as it is, others JSON.
+  const bodySource = await readBodySource(context, flags.body)
   const path = parsePairs(flags.param, '--param')
   const query = parsePairs(flags.query, '--query')
   const headers = Object.fromEntries(Object.entries(parsePairs(flags.header, '--header')).map(([k, v]) => [k.toLowerCase(), v]))
@@ -66,6 +74,8 @@ async function runCommand(context: CommandContext, slug: string, flags: RunFlags
       const known = [...project.flows.keys()].sort().join(', ') || 'none'
       throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found (flows: ${known})`)
     }
+    const textOnly = flow.start?.accept.length === 1 && flow.start.accept[0] === 'text'
+    const body = parseBodySource(bodySource, textOnly)
     const { runFlow } = await import('../flow/engine.js')
     const { withSpinner } = await import('./spinner.js')
     const outcome = await withSpinner(output, `running ${slug}`, () =>
@@ -90,7 +100,9 @@ async function runCommand(context: CommandContext, slug: string, flags: RunFlags
       const paint = status < 400 ? output.color.green : output.color.red
       output.line(paint(`${status}`) + output.color.dim(`  run ${outcome.runId}`))
       if (outcome.kind === 'failed') output.error(output.color.red(`node ${outcome.nodeId} failed: ${outcome.error}`))
-      if (responseBody !== undefined) output.line(JSON.stringify(responseBody, null, 2))
+      // A text answer (an End with a non-JSON content-type) is printed as it is.
+      if (typeof responseBody === 'string' && outcome.kind === 'response' && hasTextType(outcome.headers)) output.line(responseBody)
+      else if (responseBody !== undefined) output.line(JSON.stringify(responseBody, null, 2))
       if (flags.trace && outcome.trace) {
         output.line(output.color.dim(`trace (${outcome.trace.durationMs} ms):`))
         for (const step of outcome.trace.steps) {
@@ -103,4 +115,9 @@ async function runCommand(context: CommandContext, slug: string, flags: RunFlags
   } finally {
     await store.close()
   }
+}
+
+function hasTextType(headers: Record<string, string>): boolean {
+  const name = Object.keys(headers).find((key) => key.toLowerCase() === 'content-type')
+  return name !== undefined && !/json/i.test(headers[name]!)
 }

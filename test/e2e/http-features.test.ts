@@ -84,6 +84,19 @@ describe('SPEC §11 through the real server', () => {
     const tick = await flowctl(['tick', '--project', project, '--at', '2026-11-21T02:00:10Z', '--json'])
     expect(JSON.parse(tick.stdout)).toMatchObject({ ran: 1, errors: 0 })
   })
+
+  it('`flowctl run` gives a text-only Start its --body as text, and prints a text answer as it is', async () => {
+    const json = await flowctl(['run', 'note', '--project', project, '--body', 'not { json', '--json'])
+    expect(json.exitCode).toBe(0)
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 201, body: { text: 'not { json' } })
+    const human = await flowctl(['run', 'partner-hook', '--project', project, '--body', 'hello'])
+    expect(human.exitCode).toBe(0)
+    expect(human.stdout.split('\n')[1]).toBe('received hello')
+    // JSON Starts still want JSON.
+    const bad = await flowctl(['run', 'github-push', '--project', project, '--body', 'not { json'])
+    expect(bad.exitCode).toBe(2)
+    expect(bad.stderr).toContain('--body is not valid JSON')
+  })
 })
 
 // ---- contract test -------------------------------------------------------------------------
