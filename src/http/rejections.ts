@@ -1,4 +1,4 @@
-// Requests rejected before a run (401, 400, 404, 405, 413, 429, 503), counted by status per
+// Requests rejected before a run (401, 400, 404, 405, 413, 415, 429, 503), counted by status per
 // project for /status. Requests naming no known project go to one shared bucket.
 
 export const UNKNOWN_PROJECT = '(unknown project)'

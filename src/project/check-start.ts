@@ -65,7 +65,8 @@ function readAccept(value: unknown): BodyType[] {
   return types.length > 0 ? types : ['json']
 }
 
-function readCors(value: unknown): Partial<CorsSettings> | null {
+/** The `cors` fields written (flowctl.yaml or a Start), without defaults; null when not an object. */
+export function readCors(value: unknown): Partial<CorsSettings> | null {
   if (!isRecord(value)) return null
   const cors: Partial<CorsSettings> = {}
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((item): item is string => typeof item === 'string' && item !== '') : undefined)

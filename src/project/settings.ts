@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { checkCronExpression, isValidTimezone } from '../schedule/cron.js'
 import { shapeValidator } from './ajv.js'
-import { corsProblem } from './check-start.js'
+import { corsProblem, readCors } from './check-start.js'
 import { DEFAULT_CORS, DEFAULT_LIMITS, type CorsSettings, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from './model.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { PROJECT_FILE_SCHEMA } from './shapes.js'
@@ -109,15 +109,8 @@ function corsSetting(value: unknown): { cors?: CorsSettings } {
 }
 
 function buildCors(value: unknown): CorsSettings | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
-  const raw = value as Raw
-  const strings = (v: unknown, fallback: string[]) => (Array.isArray(v) ? v.filter((item): item is string => typeof item === 'string' && item !== '') : fallback)
-  return {
-    origins: strings(raw.origins, DEFAULT_CORS.origins),
-    credentials: typeof raw.credentials === 'boolean' ? raw.credentials : DEFAULT_CORS.credentials,
-    maxAgeSeconds: typeof raw.maxAgeSeconds === 'number' && Number.isInteger(raw.maxAgeSeconds) && raw.maxAgeSeconds >= 0 ? raw.maxAgeSeconds : DEFAULT_CORS.maxAgeSeconds,
-    headers: strings(raw.headers, DEFAULT_CORS.headers),
-  }
+  const fields = readCors(value)
+  return fields ? { ...DEFAULT_CORS, ...fields } : undefined
 }
 
 function buildLimits(raw: Raw): ProjectLimits {
