@@ -178,7 +178,7 @@ interface Case {
   expectStatus: (status: number) => boolean
 }
 
-function casesFor(operation: Operation): Case[] {
+function casesFor(method: string, operation: Operation): Case[] {
   const ok = (status: number) => status < 300
   const cases: Case[] = []
   const content = operation.requestBody?.content ?? {}
@@ -191,8 +191,8 @@ function casesFor(operation: Operation): Case[] {
     if (operation.security.length) cases.push({ name: 'without credential', mediaType, body, noAuth: true, expectStatus: (s) => s === 401 })
     if (operation.parameters?.some((p) => p.required && p.in !== 'path')) cases.push({ name: 'missing required parameter', mediaType, body, dropRequiredParameter: true, expectStatus: (s) => s === 400 })
   }
-  const method = Object.keys(operation.responses).includes('415')
-  if (method) {
+  // Every method but GET reads a body (not read from the document, so a missing 415 is caught).
+  if (method !== 'get') {
     cases.push({ name: 'unsupported content type', mediaType: 'application/vnd.unknown', body: '<x/>', expectStatus: (s) => s === 415 })
     cases.push({ name: 'body over the limit', mediaType: mediaTypes[0] ?? 'application/json', body: 'x'.repeat(1_048_577), expectStatus: (s) => s === 413 })
     const json = content['application/json'] ?? content['application/x-www-form-urlencoded']
@@ -203,53 +203,77 @@ function casesFor(operation: Operation): Case[] {
   return cases
 }
 
+/** Drives every operation of the document; returns what the server answered that it does not declare. */
+async function drive(doc: Document): Promise<{ findings: string[]; requests: number }> {
+  const findings: string[] = []
+  let requests = 0
+  for (const [template, item] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      for (const c of casesFor(method, operation)) {
+        let path = template
+        const query = new URLSearchParams()
+        const headers: Record<string, string> = {}
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.in === 'path') path = path.replace(`{${parameter.name}}`, encodeURIComponent(String(sample(parameter.schema))))
+          else if (parameter.required && !c.dropRequiredParameter) {
+            const value = String(sample(parameter.schema))
+            if (parameter.in === 'query') query.set(parameter.name, value)
+            else headers[parameter.name] = value
+          }
+        }
+        if (c.mediaType) headers['content-type'] = c.mediaType
+        if (c.origin) headers.origin = c.origin
+        const bytes = Buffer.from(c.body ?? '')
+        if (!c.noAuth) for (const requirement of operation.security) for (const scheme of Object.keys(requirement)) Object.assign(headers, credential(scheme, bytes))
+        const url = `${base}${path}${query.size ? `?${query}` : ''}`
+        const response = await fetch(url, { method: method.toUpperCase(), headers, ...(c.body !== undefined ? { body: bytes } : {}) })
+        requests++
+        const where = `${method.toUpperCase()} ${template} (${c.name}) → ${response.status}`
+        const declared = operation.responses[String(response.status)]
+        const text = await response.text()
+        if (!c.expectStatus(response.status)) findings.push(`${where}: unexpected status (${text.slice(0, 200)})`)
+        if (!declared) {
+          findings.push(`${where}: status not in the document`)
+          continue
+        }
+        const names = new Set(Object.keys(declared.headers ?? {}).map((n) => n.toLowerCase()))
+        for (const name of response.headers.keys()) if (!TRANSPORT.has(name) && !names.has(name)) findings.push(`${where}: header ${name} not declared`)
+        const type = response.headers.get('content-type')?.split(';')[0]?.trim()
+        if (text !== '' && (!type || !Object.keys(declared.content ?? {}).includes(type))) findings.push(`${where}: content type ${type} not declared`)
+      }
+    }
+  }
+  return { findings, requests }
+}
+
 describe('contract: the live server against its exported document', () => {
-  it('answers every operation, valid and invalid inputs, only with declared statuses and headers', async () => {
+  let doc: Document
+
+  beforeAll(async () => {
     const out = join(project, 'openapi.json')
     const exported = await flowctl(['export-openapi', '--project', project, '--out', out, '--server-url', base])
     expect(exported.exitCode).toBe(0)
-    const doc = JSON.parse(await readFile(out, 'utf8')) as Document
-    const findings: string[] = []
-    let requests = 0
-    for (const [template, item] of Object.entries(doc.paths)) {
-      for (const [method, operation] of Object.entries(item)) {
-        for (const c of casesFor(operation)) {
-          let path = template
-          const query = new URLSearchParams()
-          const headers: Record<string, string> = {}
-          for (const parameter of operation.parameters ?? []) {
-            if (parameter.in === 'path') path = path.replace(`{${parameter.name}}`, encodeURIComponent(String(sample(parameter.schema))))
-            else if (parameter.required && !c.dropRequiredParameter) {
-              const value = String(sample(parameter.schema))
-              if (parameter.in === 'query') query.set(parameter.name, value)
-              else headers[parameter.name] = value
-            }
-          }
-          if (c.mediaType) headers['content-type'] = c.mediaType
-          if (c.origin) headers.origin = c.origin
-          const bytes = Buffer.from(c.body ?? '')
-          if (!c.noAuth) for (const requirement of operation.security) for (const scheme of Object.keys(requirement)) Object.assign(headers, credential(scheme, bytes))
-          const url = `${base}${path}${query.size ? `?${query}` : ''}`
-          const response = await fetch(url, { method: method.toUpperCase(), headers, ...(c.body !== undefined ? { body: bytes } : {}) })
-          requests++
-          const where = `${method.toUpperCase()} ${template} (${c.name}) → ${response.status}`
-          const declared = operation.responses[String(response.status)]
-          if (!c.expectStatus(response.status)) findings.push(`${where}: unexpected status (${(await response.text()).slice(0, 200)})`)
-          if (!declared) {
-            findings.push(`${where}: status not in the document`)
-            continue
-          }
-          const names = new Set(Object.keys(declared.headers ?? {}).map((n) => n.toLowerCase()))
-          for (const name of response.headers.keys()) if (!TRANSPORT.has(name) && !names.has(name)) findings.push(`${where}: header ${name} not declared`)
-          const type = response.headers.get('content-type')?.split(';')[0]?.trim()
-          const text = await response.text()
-          if (text !== '' && (!type || !Object.keys(declared.content ?? {}).includes(type))) findings.push(`${where}: content type ${type} not declared`)
-        }
-      }
-    }
+    doc = JSON.parse(await readFile(out, 'utf8')) as Document
+  })
+
+  it('answers every operation, valid and invalid inputs, only with declared statuses and headers', async () => {
+    const { findings, requests } = await drive(doc)
     expect(findings).toEqual([])
     // Every operation was driven, several ways each.
     expect(Object.keys(doc.paths)).toHaveLength(11)
     expect(requests).toBeGreaterThan(60)
+  }, 120_000)
+
+  it('is not vacuous: a document missing a status, a header or a media type is caught', async () => {
+    const shrunk = structuredClone(doc)
+    delete shrunk.paths['/api/run/hooks/note']!.post!.responses['415']
+    delete shrunk.paths['/api/run/hooks/profile']!.get!.responses['200']!.headers!['Vary']
+    shrunk.paths['/api/run/hooks/sms-reply']!.post!.responses['200']!.content = { 'application/json': {} }
+    const { findings } = await drive(shrunk)
+    expect(findings).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^POST \/api\/run\/hooks\/note \(unsupported content type\) → 415: status not in the document/),
+      expect.stringMatching(/^GET \/api\/run\/hooks\/profile .* → 200: header vary not declared/),
+      expect.stringMatching(/^POST \/api\/run\/hooks\/sms-reply .* → 200: content type application\/xml not declared/),
+    ]))
   }, 120_000)
 })
