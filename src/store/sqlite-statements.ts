@@ -15,6 +15,7 @@ export interface RunRow {
   ports: string
   failed_node_id: string | null
   error: string | null
+  scheduled_for: string | null
 }
 
 export interface OutboxRow {
@@ -28,7 +29,7 @@ export interface OutboxRow {
 }
 
 /** Column order of the values of an inserted run or document (see SqliteWrite). */
-export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error`
+export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for`
 export const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
@@ -66,7 +67,7 @@ export class SqliteStatements {
   private readonly listShapes = new Map<string, Database.Statement>()
 
   constructor(private readonly db: Database.Database) {
-    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
     // The rowids come from the project's own index range; repeating `project_id = ?` outside made
     // SQLite scan the whole project to test each row against the list (twice the cost).

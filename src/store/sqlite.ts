@@ -83,6 +83,7 @@ function toRunRecord(row: RunRow): RunRecord {
     ports: JSON.parse(row.ports) as RunRecord['ports'],
     failedNodeId: row.failed_node_id,
     error: row.error,
+    scheduledFor: row.scheduled_for,
   }
 }
 
@@ -136,6 +137,7 @@ class SqliteStore implements Store {
       JSON.stringify(run.ports),
       run.failedNodeId,
       run.error,
+      run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
     ]
     await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values })
   }

@@ -22,6 +22,8 @@ export interface RunRecord {
   ports: { nodeId: string; port: string }[]
   failedNodeId: string | null
   error: string | null
+  /** For scheduled runs, the minute (ISO) the run is for; null for every other run (SPEC §14, §16). */
+  scheduledFor: string | null
 }
 
 export interface RunQuery {

@@ -22,6 +22,7 @@ export function makeRun(projectId: string, overrides: Partial<RunRecord> = {}): 
     ports: [],
     failedNodeId: null,
     error: null,
+    scheduledFor: null,
     ...overrides,
   }
 }
@@ -62,6 +63,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
           httpStatus: null,
           failedNodeId: 'call',
           error: 'timeout',
+          scheduledFor: '2024-05-01T09:00:00.000Z',
         })
         await store.recordRun(ok, 100)
         await store.recordRun(failed, 100)
