@@ -91,6 +91,7 @@ export const PG_SQL = {
     GROUP BY status`,
   getDocument: 'SELECT body FROM documents WHERE project_id = $1 AND collection = $2 AND id = $3',
   // Also prunes this schedule's claims a week older than the claimed minute (see sqlite-statements.ts).
+  claimedMinutes: `SELECT minute FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute >= $3::timestamptz AND minute <= $4::timestamptz ORDER BY minute`,
   claim: `WITH pruned AS (
       DELETE FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute < $3::timestamptz - interval '7 days'
     )

@@ -221,6 +221,12 @@ class PostgresStore implements Store {
     return rowCount === 1
   }
 
+  async claimedMinutes(projectId: string, scheduleId: string, from: string, to: string): Promise<string[]> {
+    const values = [projectId, scheduleId, canonicalIso(from, 'from'), canonicalIso(to, 'to')]
+    const { rows } = await this.query<{ minute: Date }>('flowctl_claimed_minutes', PG_SQL.claimedMinutes, values)
+    return rows.map((row) => row.minute.toISOString())
+  }
+
   async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
     await this.query('flowctl_save_heartbeat', PG_SQL.saveHeartbeat, [heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), JSON.stringify(heartbeat.summary)])
   }

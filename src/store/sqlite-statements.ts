@@ -56,6 +56,7 @@ export class SqliteStatements {
   readonly getDocument: Database.Statement
   readonly claim: Database.Statement
   readonly pruneClaims: Database.Statement
+  readonly claimedMinutes: Database.Statement
   readonly saveHeartbeat: Database.Statement
   readonly getHeartbeat: Database.Statement
   readonly getCursor: Database.Statement
@@ -82,6 +83,7 @@ export class SqliteStatements {
     this.insertDocument = db.prepare(`INSERT INTO documents (${DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
     this.getDocument = db.prepare('SELECT body FROM documents WHERE project_id = ? AND collection = ? AND id = ?')
     this.claim = db.prepare('INSERT OR IGNORE INTO schedule_claims (project_id, schedule_id, minute, claimed_at) VALUES (?, ?, ?, ?)')
+    this.claimedMinutes = db.prepare('SELECT minute FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute >= ? AND minute <= ? ORDER BY minute')
     this.pruneClaims = db.prepare('DELETE FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute < ?')
     this.saveHeartbeat = db.prepare(`INSERT INTO heartbeats (project_id, at, summary) VALUES (?, ?, ?)
       ON CONFLICT (project_id) DO UPDATE SET at = excluded.at, summary = excluded.summary`)

@@ -188,6 +188,11 @@ class SqliteStore implements Store {
     })
   }
 
+  async claimedMinutes(projectId: string, scheduleId: string, from: string, to: string): Promise<string[]> {
+    const range = [canonicalIso(from, 'from'), canonicalIso(to, 'to')]
+    return guarded(() => (this.sql.claimedMinutes.all(projectId, scheduleId, ...range) as { minute: string }[]).map((row) => row.minute))
+  }
+
   async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
     const at = canonicalIso(heartbeat.at, 'at')
     guarded(() => this.sql.saveHeartbeat.run(heartbeat.projectId, at, JSON.stringify(heartbeat.summary)))

@@ -301,6 +301,15 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         )
         expect(results.filter(Boolean)).toHaveLength(1)
       })
+
+      it('lists the claimed minutes of one schedule in a range, oldest first, to either instance', async () => {
+        const projectId = freshProject()
+        for (const k of [3, 1, 5, 9]) await store.claimScheduleMinute(projectId, 's', at(k))
+        await store.claimScheduleMinute(projectId, 'other', at(2))
+        expect(await other.claimedMinutes(projectId, 's', at(1), at(5))).toEqual([at(1), at(3), at(5)])
+        expect(await store.claimedMinutes(projectId, 's', at(6), at(8))).toEqual([])
+        expect(await store.claimedMinutes(freshProject(), 's', at(0), at(9))).toEqual([])
+      })
     })
 
     describe('heartbeat', () => {
