@@ -108,11 +108,15 @@ describe('runTick: schedules', () => {
     const store = await openStore(join(dir, 'tick.db'))
     const at = new Date('2026-11-21T02:00:00Z')
     const summary = await runTick({ targets: [{ project, store }], at, clock: clockAt('2026-11-21T02:00:07Z'), ...quiet })
-    expect(summary).toEqual({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 1, errors: 0, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0 })
-
     const runs = await store.listRuns({ projectId: 'shop' })
+    expect(summary).toEqual({
+      ok: true, at: '2026-11-21T02:00:00.000Z', ran: 1, errors: 0, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0,
+      dryRun: false,
+      runs: [{ projectId: 'shop', flow: 'nightly-cleanup', scheduledFor: '2026-11-21T02:00:00.000Z', catchUp: false, runId: runs[0]?.id, status: 'success' }],
+    })
     expect(runs).toHaveLength(1)
-    expect(runs[0]).toMatchObject({ flow: 'nightly-cleanup', trigger: 'cron', method: 'CRON', status: 'success', httpStatus: 204, startedAt: '2026-11-21T02:00:00.000Z' })
+    // startedAt is the wall clock; scheduledFor the minute the run is for.
+    expect(runs[0]).toMatchObject({ flow: 'nightly-cleanup', trigger: 'cron', method: 'CRON', status: 'success', httpStatus: 204, startedAt: '2026-11-21T02:00:07.000Z', scheduledFor: '2026-11-21T02:00:00.000Z' })
 
     const heartbeat = await store.getHeartbeat('shop')
     expect(heartbeat?.at).toBe('2026-11-21T02:00:07.000Z') // the wall clock, not the tick minute
@@ -172,7 +176,8 @@ describe('runTick: schedules', () => {
       { project: example, store: await openStore(':memory:') },
     ]
     const summary = await runTick({ targets, at: new Date('2026-11-21T02:00:00Z'), clock: clockAt('2026-11-21T02:00:00Z'), concurrency: 1, ...quiet })
-    expect(summary).toEqual({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 2, errors: 1, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0 })
+    expect(summary).toMatchObject({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 2, errors: 1, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0, dryRun: false })
+    expect(summary.runs.map((r) => [r.projectId, r.flow, r.status])).toEqual([['ops', 'broken-sync', 'error'], ['shop', 'nightly-cleanup', 'success']])
     expect(await targets[0]?.store.listRuns({ projectId: 'off' })).toEqual([])
   })
 })
