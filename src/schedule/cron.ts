@@ -86,3 +86,16 @@ export function dueMinutesBetween(expr: string, timezone: string, from: Date, to
   }
   return minutes
 }
+
+const localFormats = new Map<string, Intl.DateTimeFormat>()
+
+/** `at` as wall-clock time in `timezone` with its UTC offset: `2026-11-24 03:00 GMT+01:00` (abbreviations depend on the locale). */
+export function formatInZone(at: Date, timezone: string): string {
+  let format = localFormats.get(timezone)
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'longOffset' })
+    localFormats.set(timezone, format)
+  }
+  const parts = Object.fromEntries(format.formatToParts(at).map((part) => [part.type, part.value]))
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${parts.timeZoneName}`
+}

@@ -151,7 +151,7 @@ describe('/api/cron/tick', () => {
       const response = await server.request('/api/cron/tick', init)
       expect(response.status).toBe(200)
       const summary = await response.json()
-      expect(Object.keys(summary).sort()).toEqual(['alertsChecked', 'alertsSent', 'at', 'digestsChecked', 'digestsSent', 'errors', 'ok', 'ran'])
+      expect(Object.keys(summary).sort()).toEqual(['alertsChecked', 'alertsSent', 'at', 'digestsChecked', 'digestsSent', 'dryRun', 'errors', 'ok', 'ran', 'runs'])
       expect(summary.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z$/)
     }
     const heartbeat = await (await server.workspace.storeFor('shop'))!.getHeartbeat('shop')
@@ -168,7 +168,7 @@ describe('/status and /api/status', () => {
     const shop = view.projects[0]
     expect(shop).toMatchObject({ projectId: 'shop', name: 'Shop API', store: { kind: 'sqlite', ok: true, error: null } })
     expect(shop.flows).toContainEqual({ slug: 'order-status', name: 'Order Status', file: 'flows/order-status.yaml', method: 'GET', path: '/api/run/shop/order-status/{state}' })
-    expect(shop.schedules).toEqual([{ flow: 'nightly-cleanup', cron: '0 3 * * *', timezone: 'Europe/Berlin', enabled: true, nextRun: expect.any(String) }])
+    expect(shop.schedules).toEqual([{ flow: 'nightly-cleanup', cron: '0 3 * * *', timezone: 'Europe/Berlin', enabled: true, nextRun: expect.any(String), nextRunLocal: expect.stringMatching(/^\d{4}-\d\d-\d\d 03:00 GMT\+0[12]:00$/), catchUp: 'none', catchUpMinutes: 60 }])
     expect(Array.isArray(shop.recentRuns)).toBe(true)
     expect(Array.isArray(shop.recentFailures)).toBe(true)
     expect(shop).toHaveProperty('rejected')
