@@ -175,6 +175,22 @@ describe('/status and /api/status', () => {
     expect(shop).toHaveProperty('problems')
   })
 
+  it('shows a scheduled run\'s minute in UTC and in its schedule\'s zone, and next runs in both (SPEC §16)', async () => {
+    const store = (await server.workspace.storeFor('shop'))!
+    await store.recordRun({
+      id: 'run_scheduled_status', projectId: 'shop', flow: 'nightly-cleanup', trigger: 'cron', method: 'CRON',
+      startedAt: new Date().toISOString(), durationMs: 1, status: 'success', httpStatus: 204, ports: [], failedNodeId: null, error: null,
+      scheduledFor: '2026-11-21T02:00:00.000Z',
+    }, 10_000)
+    const page = await (await server.request('/status')).text()
+    expect(page).toContain('<th>scheduled for</th>')
+    expect(page).toContain('2026-11-21 02:00 UTC<br><span class="muted">2026-11-21 03:00 GMT+01:00</span>')
+    expect(page).toMatch(/<th>next run \(UTC\)<\/th><th>next run \(its zone\)<\/th>/)
+    expect(page).toMatch(/<td>\d{4}-\d\d-\d\d 03:00 GMT\+0[12]:00<\/td>/)
+    const runs = await (await server.request('/api/runs/shop?flow=nightly-cleanup', asUser(viewer))).json()
+    expect(runs.find((r: { id: string }) => r.id === 'run_scheduled_status')).toMatchObject({ scheduledFor: '2026-11-21T02:00:00.000Z' })
+  })
+
   it('shows only health and the heartbeat to anyone else, even with a forged X-Forwarded-For', async () => {
     for (const init of [{}, { headers: { 'x-forwarded-for': '127.0.0.1' } }, asUser('flowctl_nobody')]) {
       const view = await (await remote.request('/api/status', init)).json()
