@@ -6,6 +6,7 @@ import { run as runApi } from './run-api.js'
 import { run as peerNodeRed } from './peer-node-red.js'
 import { run as startup } from './startup.js'
 import { run as tickScale } from './tick-scale.js'
+import { run as cronLibs } from './cron-libs.js'
 import { run as reload } from './reload.js'
 import { run as memory } from './memory.js'
 import { run as storeThroughput } from './store-throughput.js'
@@ -15,6 +16,7 @@ const benchmarks = [
   ['peer-node-red', peerNodeRed],
   ['startup', startup],
   ['tick-scale', tickScale],
+  ['cron-libs', cronLibs],
   ['reload', reload],
   ['memory', memory],
   ['store-throughput', storeThroughput],

@@ -99,9 +99,10 @@ async function dueTick(rows, notes, log) {
   rows.push(row('Tick with 100 due flows over HTTP, one sample (baseline: a later tick of the same minute, already claimed)', fmtMs(due.ms), fmtMs(idleMs), fmtRatio(due.ms / idleMs), '—', null))
   notes.push(`100 due flows over HTTP: ${((due.ms - idleMs) / 100).toFixed(2)} ms per scheduled run (first tick of the minute on a fresh store; ${idle.length} later ticks of the same minute ran nothing)`)
 
-  // The same through the CLI, three fresh minutes, against a CLI tick of 100 flows not due.
+  // The same through the CLI, three fresh minutes, against a CLI tick of 100 flows not due. The
+  // minutes are in the past: `tick --at` refuses the future (it would claim minutes before they come).
   const idleDir = join(TMP, 'tick-100')
-  const minute = (k) => new Date(Math.floor(Date.now() / 60000) * 60000 + k * 60000).toISOString()
+  const minute = (k) => new Date(Math.floor(Date.now() / 60000) * 60000 - k * 60000).toISOString()
   const dueTimes = []
   const idleTimes = []
   for (let k = 2; k < 5; k++) {

@@ -20,7 +20,8 @@ export type { Heartbeat, OutboxMessage, RunQuery, RunRecord, RunStatus, RunTrigg
 export { generateOpenApi, type OpenApiDocument } from './openapi/generate.js'
 export { formatOpenApi, type OpenApiFormat } from './openapi/format.js'
 
-export { runTick, type TickSummary } from './schedule/tick.js'
+export { runTick, type TickRun, type TickSummary } from './schedule/tick.js'
+export { runBackfill, type BackfillSummary } from './schedule/backfill.js'
 export { DueIndex, listSchedules } from './schedule/due-index.js'
 
 export { createApp, type AppOptions } from './http/app.js'

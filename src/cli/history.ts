@@ -78,6 +78,7 @@ function printRun(output: Output, run: RunRecord): void {
     ['flow', run.flow],
     ['trigger', `${run.trigger} (${run.method})`],
     ['started', run.startedAt],
+    ...(run.scheduledFor ? ([['scheduled for', run.scheduledFor]] as [string, string][]) : []),
     ['duration', `${run.durationMs} ms`],
     ['status', run.status],
     ['http status', String(run.httpStatus ?? '-')],

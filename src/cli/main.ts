@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander'
 import { readFileSync } from 'node:fs'
 import { FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
+import { defineBackfillCommand } from './backfill.js'
 import type { CommandContext } from './context.js'
 import { defineExportOpenApiCommand } from './export-openapi.js'
 import { defineHistoryCommand } from './history.js'
@@ -54,6 +55,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     defineServeCommand,
     defineRunCommand,
     defineTickCommand,
+    defineBackfillCommand,
     defineExportOpenApiCommand,
     defineValidateCommand,
     defineInitCommand,

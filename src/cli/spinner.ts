@@ -2,7 +2,8 @@
 import type { Output } from './output.js'
 
 export async function withSpinner<T>(output: Output, text: string, work: () => Promise<T>): Promise<T> {
-  if (output.json || !process.stderr.isTTY || 'CI' in process.env) return work()
+  // A terminal reporting 0 columns (`script` without a real terminal) makes ora erase lines forever.
+  if (output.json || !process.stderr.isTTY || !process.stderr.columns || 'CI' in process.env) return work()
   const { default: ora } = await import('ora')
   const spinner = ora({ text, stream: process.stderr }).start()
   try {

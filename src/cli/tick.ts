@@ -1,26 +1,33 @@
 import type { Command } from 'commander'
-import { FlowctlError } from '../errors.js'
 import { openProject, projectDir, type CommandContext } from './context.js'
+import { parseIsoFlag, printRuns, refuseFuture } from './schedule-time.js'
 
 export function defineTickCommand(program: Command, context: CommandContext): void {
   program
     .command('tick')
-    .description('run one scheduler tick: the schedules due this minute, alerts and digests (for the system crontab)')
+    .description('run one scheduler tick: the schedules due this minute (and missed ones with catchUp), alerts and digests (for the system crontab)')
     .option('--project <dir>', 'project folder (default: the current folder)')
-    .option('--at <iso>', 'pretend the tick happens at this time (ISO 8601)')
+    .option('--at <iso>', 'pretend the tick happens at this time (ISO 8601; the future only with --dry-run)')
+    .option('--dry-run', 'print what would run and write nothing')
     .option('--json', 'print the tick summary as JSON')
-    .action(async (flags: { project?: string; at?: string }) => {
-      const at = flags.at === undefined ? new Date() : new Date(flags.at)
-      if (Number.isNaN(at.getTime())) throw new FlowctlError('USAGE', `--at expects an ISO 8601 time, got "${flags.at}"`)
+    .action(async (flags: { project?: string; at?: string; dryRun?: boolean }) => {
+      const now = new Date()
+      const at = flags.at === undefined ? now : parseIsoFlag('--at', flags.at)
+      const dryRun = flags.dryRun === true
+      refuseFuture('--at', at, now, dryRun)
       const { project, store } = await openProject(context, projectDir(context, flags.project))
       try {
         const { runTick } = await import('../schedule/tick.js')
         const { withSpinner } = await import('./spinner.js')
-        const summary = await withSpinner(context.output, 'ticking', () => runTick({ targets: [{ project, store }], at }))
+        const summary = await withSpinner(context.output, 'ticking', () => runTick({ targets: [{ project, store }], at, dryRun }))
         const { output } = context
         if (output.json) output.data(summary)
-        else {
+        else if (dryRun) {
+          output.line(`tick ${summary.at} (dry run, nothing was run or written): would run ${summary.runs.length}`)
+          printRuns(output, summary.runs, false)
+        } else {
           output.line(`tick ${summary.at}: ran ${summary.ran}, errors ${summary.errors}`)
+          printRuns(output, summary.runs, false)
           output.line(`alerts ${summary.alertsSent}/${summary.alertsChecked} sent, digests ${summary.digestsSent}/${summary.digestsChecked} sent`)
         }
         // A tick with failed runs exits 1 so that cron reports it; the runs are in history either way.

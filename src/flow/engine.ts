@@ -30,7 +30,8 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const runId = newRunId(nowMs)
   const startedAt = options.now ? options.now().toISOString() : isoTime(nowMs)
   const began = performance.now()
-  const run = { id: runId, startedAt, trigger: options.trigger }
+  const scheduledFor = options.scheduledFor ?? null
+  const run = { id: runId, startedAt, trigger: options.trigger, scheduledFor }
   const scope = createScope(run)
   const walk: Walk = {
     flow,
@@ -71,6 +72,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     ports: walk.ports,
     failedNodeId: failed ? failed.nodeId : null,
     error: failed ? failed.error : null,
+    scheduledFor,
   }
   // Committed before the caller answers: a run whose response was sent is in history.
   await store.recordRun(record, project.settings.limits.historyRuns)

@@ -3,13 +3,15 @@
 import type { Flow, Secrets } from '../project/model.js'
 import { parseTemplate, type ParsedTemplate, type Reference } from './template.js'
 
-/** What a run's references read: `{ [refName]: output, run: { id, startedAt, trigger } }`. */
+/** What a run's references read: `{ [refName]: output, run: { id, startedAt, trigger, scheduledFor } }`. */
 export type Scope = Record<string, unknown>
 
 export interface RunInfo {
   id: string
   startedAt: string
   trigger: string
+  /** Scheduled runs: the minute they are for (ISO); null otherwise. */
+  scheduledFor?: string | null
 }
 
 /** A fresh scope holding only `run`; prototype-free so `{{ constructor }}` finds nothing. */

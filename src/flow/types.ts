@@ -25,8 +25,10 @@ export interface RunOptions {
   input: RunInput
   /** Collect a trace of every step. */
   trace?: boolean
-  /** Injectable clock (tests, `flowctl tick --at`). */
+  /** Injectable clock (tests). */
   now?: () => Date
+  /** Scheduled runs: the minute (ISO) the run is for; `run.scheduledFor` in templates, null otherwise. */
+  scheduledFor?: string
   /** Aborts the run (server shutdown); the per-run timeout is applied by the engine itself. */
   signal?: AbortSignal
 }

@@ -13,7 +13,11 @@ export function startCronTimer(workspace: Workspace, log: (line: string) => void
       if (stopped) return
       try {
         const summary = await tickWorkspace(workspace, new Date(), log)
-        if (summary.ran > 0 || !summary.ok) log(`tick ${summary.at}: ran ${summary.ran}, errors ${summary.errors}`)
+        if (summary.ran > 0 || !summary.ok) {
+          // Name what ran: project/flow, the minute (catch-up runs are for earlier ones) and the outcome.
+          const runs = summary.runs.map((r) => `${r.projectId}/${r.flow}${r.catchUp ? ` (catch-up ${r.scheduledFor.slice(11, 16)}Z)` : ''} ${r.status}`)
+          log(`tick ${summary.at}: ran ${summary.ran}, errors ${summary.errors}${runs.length ? `: ${runs.join(', ')}` : ''}`)
+        }
       } catch (error) {
         log(`tick failed: ${error instanceof Error ? error.message : String(error)}`)
       }

@@ -2,6 +2,7 @@
 import { html, SafeHtml } from './html.js'
 import type { ProjectStatus, StatusView } from './status-data.js'
 import type { RunRecord } from '../store/types.js'
+import { formatInZone } from '../schedule/cron.js'
 
 const STYLE = new SafeHtml(`
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232a;background:#f5f6f8}
@@ -20,17 +21,28 @@ function badge(ok: boolean, yes: string, no: string): SafeHtml {
   return ok ? html`<span class="badge ok">${yes}</span>` : html`<span class="badge bad">${no}</span>`
 }
 
-function runsTable(runs: RunRecord[]): SafeHtml {
+/** A scheduled run's minute in UTC, and in its schedule's zone when that is another one. */
+function scheduledFor(run: RunRecord, zoneOf: (flow: string) => string | undefined): SafeHtml | string {
+  if (!run.scheduledFor) return ''
+  const utc = `${run.scheduledFor.slice(0, 16).replace('T', ' ')} UTC`
+  const zone = zoneOf(run.flow)
+  if (!zone || zone === 'UTC') return utc
+  return html`${utc}<br><span class="muted">${formatInZone(new Date(run.scheduledFor), zone)}</span>`
+}
+
+function runsTable(runs: RunRecord[], zoneOf: (flow: string) => string | undefined): SafeHtml {
   if (runs.length === 0) return html`<p class="muted">none</p>`
-  return html`<table><tr><th>started</th><th>flow</th><th>method</th><th>status</th><th>HTTP</th><th>ms</th><th>run id</th><th>error</th></tr>
+  return html`<table><tr><th>started</th><th>scheduled for</th><th>flow</th><th>method</th><th>status</th><th>HTTP</th><th>ms</th><th>run id</th><th>error</th></tr>
 ${runs.map(
-  (run) => html`<tr><td>${run.startedAt}</td><td>${run.flow}</td><td>${run.method}</td><td>${badge(run.status === 'success', 'success', 'error')}</td>
+  (run) => html`<tr><td>${run.startedAt}</td><td>${scheduledFor(run, zoneOf)}</td><td>${run.flow}</td><td>${run.method}</td><td>${badge(run.status === 'success', 'success', 'error')}</td>
 <td>${run.httpStatus ?? ''}</td><td>${run.durationMs}</td><td><code>${run.id}</code></td><td>${run.failedNodeId ? `${run.failedNodeId}: ` : ''}${run.error ?? ''}</td></tr>`,
 )}</table>`
 }
 
 function projectSection(project: ProjectStatus): SafeHtml {
   const rejected = Object.entries(project.rejected)
+  const zones = new Map(project.schedules.map((s) => [s.flow, s.timezone]))
+  const zoneOf = (flow: string) => zones.get(flow)
   return html`<section>
 <h2>${project.name} <code class="muted">${project.projectId}</code> ${badge(project.ok, 'healthy', 'needs attention')}</h2>
 <p>Store: ${project.store.kind ?? 'not open'} ${badge(project.store.ok, 'available', 'unavailable')}
@@ -45,15 +57,16 @@ ${project.flows.map((f) => html`<tr><td>${f.name} <span class="muted">(${f.slug}
 <td>${f.method ? html`<code>${f.method} ${f.path}</code>` : html`<span class="muted">no Start node</span>`}</td></tr>`)}</table>
 <h3>Schedules</h3>
 ${project.schedules.length
-  ? html`<table><tr><th>flow</th><th>cron</th><th>timezone</th><th>enabled</th><th>next run</th></tr>
-${project.schedules.map((s) => html`<tr><td>${s.flow}</td><td><code>${s.cron}</code></td><td>${s.timezone}</td><td>${s.enabled ? 'yes' : 'no'}</td><td>${s.nextRun ?? '—'}</td></tr>`)}</table>`
+  ? html`<table><tr><th>flow</th><th>cron</th><th>timezone</th><th>enabled</th><th>catch-up</th><th>next run (UTC)</th><th>next run (its zone)</th></tr>
+${project.schedules.map((s) => html`<tr><td>${s.flow}</td><td><code>${s.cron}</code></td><td>${s.timezone}</td><td>${s.enabled ? 'yes' : 'no'}</td>
+<td>${s.catchUp === 'none' ? 'none' : `${s.catchUp}, ${s.catchUpMinutes} min`}</td><td>${s.nextRun ?? '—'}</td><td>${s.nextRunLocal ?? '—'}</td></tr>`)}</table>`
   : html`<p class="muted">none</p>`}
 <h3>Rejected requests</h3>
 ${rejected.length ? html`<p>${rejected.map(([status, n], i) => html`${i ? ', ' : ''}<code>${status}</code>: ${n}`)}</p>` : html`<p class="muted">none</p>`}
 <h3>Recent failures</h3>
-${runsTable(project.recentFailures)}
+${runsTable(project.recentFailures, zoneOf)}
 <h3>Recent runs</h3>
-${runsTable(project.recentRuns)}
+${runsTable(project.recentRuns, zoneOf)}
 </section>`
 }
 

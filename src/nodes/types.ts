@@ -11,7 +11,7 @@ export interface NodeContext {
   resolve(value: unknown): unknown
   /** Aborted when the run times out or the server shuts down. */
   signal: AbortSignal
-  run: { id: string; startedAt: string; trigger: string }
+  run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null }
   /** The validated inputs; set for the Start node only. */
   inputs?: Record<string, unknown>
 }

@@ -185,7 +185,10 @@ export function readSchedule(
   const input = isRecord(value.input) ? value.input : {}
   const body: JsonSchema | undefined = start?.inputs.body
   if (body) checkScheduleInput(input, body, collector)
-  return { cron: value.cron, enabled: value.enabled !== false, timezone, input }
+  // Shapes (enum, 1-1440) are checked by the flow file schema; here only the defaults.
+  const catchUp = value.catchUp === 'latest' || value.catchUp === 'all' ? value.catchUp : 'none'
+  const catchUpMinutes = typeof value.catchUpMinutes === 'number' && Number.isInteger(value.catchUpMinutes) ? Math.min(Math.max(value.catchUpMinutes, 1), 1440) : 60
+  return { cron: value.cron, enabled: value.enabled !== false, timezone, input, catchUp, catchUpMinutes }
 }
 
 function checkScheduleInput(input: Record<string, unknown>, body: JsonSchema, collector: ProblemCollector): void {

@@ -6,7 +6,7 @@ import type { Secrets } from './model.js'
 import type { NodeEntry } from './node-entries.js'
 import type { ProblemCollector, SourcePath } from './yaml-source.js'
 
-const RUN_FIELDS = ['id', 'startedAt', 'trigger']
+const RUN_FIELDS = ['id', 'startedAt', 'trigger', 'scheduledFor']
 
 /** Settings that hold JSON Schemas, not bindings: their strings are never templates. */
 const SCHEMA_SETTINGS: Record<string, string[]> = { start: ['inputs'], end: ['schema'] }

@@ -77,7 +77,13 @@ export interface Schedule {
   /** IANA zone; the project's timezone when the flow gives none. */
   timezone: string
   input: Record<string, unknown>
+  /** What a tick does with due minutes missed since the previous tick (SPEC §16). */
+  catchUp: CatchUp
+  /** How far back catch-up looks (1-1440, default 60). */
+  catchUpMinutes: number
 }
+
+export type CatchUp = 'none' | 'latest' | 'all'
 
 export interface StartInfo {
   node: FlowNode

@@ -58,10 +58,16 @@ export const SCHEDULE_SCHEMA: JsonSchema = {
   additionalProperties: false,
   required: ['cron'],
   properties: {
-    cron: { type: 'string', description: '5 fields (minute hour day-of-month month day-of-week) or @hourly/@daily/@weekly/@monthly/@yearly.' },
+    cron: { type: 'string', description: '5 fields (minute hour day-of-month month day-of-week; names, ranges, lists, steps, L and <day>#<n>) or @hourly/@daily/@weekly/@monthly/@yearly.' },
     enabled: { type: 'boolean', default: true },
     timezone: { type: 'string', description: "IANA timezone; default: the project's timezone." },
     input: { type: 'object', description: 'The starting body of scheduled runs, validated like a request body.' },
+    catchUp: {
+      enum: ['none', 'latest', 'all'],
+      default: 'none',
+      description: 'Minutes missed since the previous tick (timer down): none, the newest once (latest), or each once, oldest first (all).',
+    },
+    catchUpMinutes: { type: 'integer', minimum: 1, maximum: 1440, default: 60, description: 'How far back catch-up looks, in minutes.' },
   },
 }
 

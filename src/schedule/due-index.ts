@@ -14,8 +14,8 @@
 // Exactness: a group is in bucket m iff m is its first run at or after the cursor by `nextCronRun`,
 // which agrees minute for minute with `cronMatches` (see cron.ts); runs are chained from the cursor,
 // so no minute between the cursor and m is skipped.
-import type { Flow, Project } from '../project/model.js'
-import { nextCronRun } from './cron.js'
+import type { CatchUp, Flow, Project } from '../project/model.js'
+import { formatInZone, nextCronRun } from './cron.js'
 
 const MINUTE_MS = 60_000
 const MAX_WALK_MINUTES = 24 * 60
@@ -161,6 +161,10 @@ export interface ScheduleListing {
   enabled: boolean
   /** ISO time of the next run after `now`'s minute; null when disabled or never. */
   nextRun: string | null
+  /** The same run as wall-clock time in the schedule's timezone (`2026-11-24 03:00 CET`). */
+  nextRunLocal: string | null
+  catchUp: CatchUp
+  catchUpMinutes: number
 }
 
 /** The project's schedules for /status, by flow slug. */
@@ -176,6 +180,9 @@ export function listSchedules(project: Project, now: Date): ScheduleListing[] {
       timezone: schedule.timezone,
       enabled: schedule.enabled,
       nextRun: next ? next.toISOString() : null,
+      nextRunLocal: next ? formatInZone(next, schedule.timezone) : null,
+      catchUp: schedule.catchUp,
+      catchUpMinutes: schedule.catchUpMinutes,
     })
   }
   return listing.sort((a, b) => compareText(a.flow, b.flow))

@@ -6,7 +6,7 @@ import { runFlow } from '../flow/engine.js'
 import type { Flow, Project } from '../project/model.js'
 import { maskSecrets } from '../project/secrets.js'
 import type { Store } from '../store/types.js'
-import { floorToMinute } from './cron.js'
+import { dueMinutesBetween, floorToMinute } from './cron.js'
 import { DueIndex } from './due-index.js'
 import { checkAlert, checkDigest, deliverOutbox, type NotifyOptions } from './notify.js'
 
@@ -22,6 +22,23 @@ export interface TickSummary {
   digestsSent: number
   alertsChecked: number
   alertsSent: number
+  /** Added by SPEC §16 (the fields above are §5.3's): true when nothing was run or written. */
+  dryRun: boolean
+  /** The runs this tick started (or, in a dry run, would start), by project, flow and minute. */
+  runs: TickRun[]
+}
+
+export interface TickRun {
+  projectId: string
+  flow: string
+  /** The minute the run is for (ISO): the tick's minute, or a missed one for catch-up. */
+  scheduledFor: string
+  /** True when the minute was missed and is run by catch-up. */
+  catchUp: boolean
+  /** Null in a dry run, and when the run could not start (invalid input, store down). */
+  runId: string | null
+  /** `already ran`: only listed by backfill, for a minute claimed before (a tick or an earlier backfill). */
+  status: 'success' | 'error' | 'would run' | 'already ran'
 }
 
 export interface TickTarget {
@@ -33,19 +50,25 @@ export interface TickOptions {
   targets: TickTarget[]
   /** The time the tick is for (`flowctl tick --at`); floored to the minute for matching and claims. */
   at: Date
+  /** Claim and run nothing, write nothing (no notifications, heartbeat or catch-up cursor): report only. */
+  dryRun?: boolean
   /** Schedule runs in flight at once. */
   concurrency?: number
   /** A long-lived index (serve); without one an index is built for this tick (O(schedules)). */
   index?: DueIndex
-  /** Wall clock for the heartbeat and outbox leases; injectable for tests. */
+  /** Wall clock for runs, the heartbeat and outbox leases; injectable for tests. */
   clock?: () => Date
   /** Where problems are reported (default: standard error). */
   log?: (line: string) => void
 }
 
-type Counts = Omit<TickSummary, 'at'>
+export type Counts = Omit<TickSummary, 'at' | 'dryRun' | 'runs'>
 
-function emptyCounts(): Counts {
+const MINUTE_MS = 60_000
+/** The cursor (store `cursors` row) holding a project's previous tick minute, for catch-up. */
+export const PREVIOUS_TICK_CURSOR = 'tick:previous'
+
+export function emptyCounts(): Counts {
   return { ok: true, ran: 0, errors: 0, digestsChecked: 0, digestsSent: 0, alertsChecked: 0, alertsSent: 0 }
 }
 
@@ -59,86 +82,167 @@ function addCounts(total: Counts, part: Counts): void {
   total.alertsSent += part.alertsSent
 }
 
-interface Job {
+/** One flow's minutes to run in this tick, oldest first (catch-up minutes, then maybe this one). */
+export interface ScheduleJob {
   target: TickTarget
   flow: Flow
-  counts: Counts
+  minutes: { minute: Date; catchUp: boolean }[]
+}
+
+export interface RunContext {
+  dryRun: boolean
+  clock: () => Date
+  log: (line: string) => void
+  runs: TickRun[]
+  counts: (target: TickTarget) => Counts
+  /** List minutes that were claimed before as `already ran` (backfill) instead of leaving them out (ticks). */
+  reportClaimed?: boolean
 }
 
 export async function runTick(options: TickOptions): Promise<TickSummary> {
-  const { targets, at } = options
+  const { targets } = options
+  const dryRun = options.dryRun === true
   const clock = options.clock ?? (() => new Date())
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
-  const minute = floorToMinute(at)
+  const minute = floorToMinute(options.at)
   const index = options.index ?? DueIndex.fromProjects(targets.map((t) => t.project))
 
-  // Runs see the tick's time as their clock (so `--at` runs are dated then), advancing in real time.
-  const startedWall = clock().getTime()
-  const runClock = () => new Date(at.getTime() + (clock().getTime() - startedWall))
-
   const countsByTarget = new Map(targets.map((target) => [target, emptyCounts()]))
+  const counts = (target: TickTarget) => countsByTarget.get(target) as Counts
   const targetById = new Map(targets.map((target) => [target.project.settings.projectId, target]))
-  const jobs: Job[] = []
+  const jobs = new Map<string, ScheduleJob>()
+  const jobFor = (target: TickTarget, flow: Flow) => {
+    const key = `${target.project.settings.projectId}\u0000${flow.slug}`
+    let job = jobs.get(key)
+    if (!job) jobs.set(key, (job = { target, flow, minutes: [] }))
+    return job
+  }
+
+  // Catch-up first, so each flow's minutes are in order: only after a gap since the project's
+  // previous tick (a tick every minute never gets here), and only for schedules that ask for it.
+  const previousByTarget = new Map<TickTarget, string | null>()
+  await Promise.all(
+    targets.map(async (target) => {
+      let previous: string | null = null
+      try {
+        previous = await target.store.getCursor(target.project.settings.projectId, PREVIOUS_TICK_CURSOR)
+      } catch (error) {
+        counts(target).ok = false
+        log(`flowctl tick: ${target.project.settings.projectId}: could not read the previous tick: ${message(error, target.project)}`)
+      }
+      previousByTarget.set(target, previous)
+      for (const [flow, missed] of missedMinutes(target.project, previous, minute)) {
+        jobFor(target, flow).minutes.push(...missed.map((m) => ({ minute: m, catchUp: true })))
+      }
+    }),
+  )
   for (const due of index.due(minute)) {
     const target = targetById.get(due.project.settings.projectId)
     // The target's project is the live one; the index may hold an older copy of the flow.
     const flow = target?.project.flows.get(due.flow.slug)
-    if (target && flow?.schedule?.enabled) jobs.push({ target, flow, counts: countsByTarget.get(target) as Counts })
+    if (target && flow?.schedule?.enabled) jobFor(target, flow).minutes.push({ minute, catchUp: false })
   }
 
-  await inParallel(jobs, Math.max(1, options.concurrency ?? 4), (job) => runSchedule(job, minute, runClock, log))
+  const context: RunContext = { dryRun, clock, log, runs: [], counts }
+  await inParallel([...jobs.values()], Math.max(1, options.concurrency ?? 4), async (job) => {
+    for (const { minute: at, catchUp } of job.minutes) await runSchedule(job, at, catchUp, context)
+  })
 
-  await Promise.all(
-    targets.map(async (target) => {
-      const counts = countsByTarget.get(target) as Counts
-      await notifyProject({ project: target.project, store: target.store, minute, clock }, counts, log)
-      try {
-        await target.store.saveHeartbeat({
-          projectId: target.project.settings.projectId,
-          at: clock().toISOString(),
-          summary: { ...counts, at: minute.toISOString() },
-        })
-      } catch (error) {
-        counts.ok = false
-        log(`flowctl tick: ${target.project.settings.projectId}: could not save the heartbeat: ${message(error, target.project)}`)
-      }
-    }),
-  )
+  if (!dryRun) {
+    await Promise.all(
+      targets.map(async (target) => {
+        const projectCounts = counts(target)
+        const projectId = target.project.settings.projectId
+        await notifyProject({ project: target.project, store: target.store, minute, clock }, projectCounts, log)
+        try {
+          await target.store.saveHeartbeat({ projectId, at: clock().toISOString(), summary: { ...projectCounts, at: minute.toISOString() } })
+          const previous = previousByTarget.get(target) ?? null
+          // Forward only; losing the race to another tick of a later minute is fine (claims hold).
+          if (previous === null || Date.parse(previous) < minute.getTime()) {
+            await target.store.advanceCursor(projectId, PREVIOUS_TICK_CURSOR, previous, minute.toISOString(), null)
+          }
+        } catch (error) {
+          projectCounts.ok = false
+          log(`flowctl tick: ${projectId}: could not save the heartbeat: ${message(error, target.project)}`)
+        }
+      }),
+    )
+  }
 
   const total = emptyCounts()
-  for (const counts of countsByTarget.values()) addCounts(total, counts)
-  return { ok: total.ok, at: minute.toISOString(), ran: total.ran, errors: total.errors, digestsChecked: total.digestsChecked, digestsSent: total.digestsSent, alertsChecked: total.alertsChecked, alertsSent: total.alertsSent }
+  for (const part of countsByTarget.values()) addCounts(total, part)
+  const runs = context.runs.sort((a, b) => compareText(a.projectId, b.projectId) || compareText(a.flow, b.flow) || compareText(a.scheduledFor, b.scheduledFor))
+  return { ok: total.ok, at: minute.toISOString(), ran: total.ran, errors: total.errors, digestsChecked: total.digestsChecked, digestsSent: total.digestsSent, alertsChecked: total.alertsChecked, alertsSent: total.alertsSent, dryRun, runs }
 }
 
-async function runSchedule(job: Job, minute: Date, now: () => Date, log: (line: string) => void): Promise<void> {
-  const { target, flow, counts } = job
+/** Per catch-up schedule of the project, the due minutes it missed since `previous` (see SPEC §16). */
+export function missedMinutes(project: Project, previous: string | null, minute: Date): [Flow, Date[]][] {
+  if (previous === null) return [] // the first tick: nothing is known to be missed
+  const after = Date.parse(previous)
+  if (!(minute.getTime() - after > MINUTE_MS)) return []
+  const missed: [Flow, Date[]][] = []
+  for (const flow of project.flows.values()) {
+    const schedule = flow.schedule
+    if (!schedule?.enabled || schedule.catchUp === 'none') continue
+    const from = Math.max(after + MINUTE_MS, minute.getTime() - schedule.catchUpMinutes * MINUTE_MS)
+    const due = dueMinutesBetween(schedule.cron, schedule.timezone, new Date(from), new Date(minute.getTime() - MINUTE_MS))
+    const picked = schedule.catchUp === 'latest' ? due.slice(-1) : due
+    if (picked.length > 0) missed.push([flow, picked])
+  }
+  return missed
+}
+
+/** Claims and runs one schedule minute (or, dry, reports it unless already claimed). */
+export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, minute: Date, catchUp: boolean, context: RunContext): Promise<void> {
+  const { target, flow } = job
   const { project, store } = target
+  const counts = context.counts(target)
   const projectId = project.settings.projectId
+  const scheduleId = `flow:${flow.slug}`
+  const scheduledFor = minute.toISOString()
+  const report = (runId: string | null, status: TickRun['status']): void => void context.runs.push({ projectId, flow: flow.slug, scheduledFor, catchUp, runId, status })
   let claimed: boolean
   try {
-    claimed = await store.claimScheduleMinute(projectId, `flow:${flow.slug}`, minute.toISOString())
+    claimed = context.dryRun
+      ? (await store.claimedMinutes(projectId, scheduleId, scheduledFor, scheduledFor)).length === 0
+      : await store.claimScheduleMinute(projectId, scheduleId, scheduledFor)
   } catch (error) {
     counts.ok = false
-    log(`flowctl tick: ${projectId}/${flow.slug}: could not claim the schedule: ${message(error, project)}`)
+    context.log(`flowctl tick: ${projectId}/${flow.slug}: could not claim the schedule: ${message(error, project)}`)
     return
   }
-  if (!claimed) return
+  if (!claimed) {
+    if (context.reportClaimed) report(null, 'already ran')
+    return
+  }
+  if (context.dryRun) {
+    report(null, 'would run')
+    return
+  }
   counts.ran += 1
   try {
-    const outcome = await runFlow({ project, flow, store, trigger: 'cron', method: 'CRON', input: { body: flow.schedule?.input ?? {} }, now })
-    if (outcome.kind === 'failed') counts.errors += 1
+    const outcome = await runFlow({ project, flow, store, trigger: 'cron', method: 'CRON', input: { body: flow.schedule?.input ?? {} }, now: context.clock, scheduledFor })
     if (outcome.kind === 'invalid') {
       // Not a run, so nothing is recorded; the loader normally rejects such input at load time.
       counts.errors += 1
-      log(`flowctl tick: ${projectId}/${flow.slug}: schedule input is invalid: ${outcome.errors.join('; ')}`)
+      report(null, 'error')
+      context.log(`flowctl tick: ${projectId}/${flow.slug}: schedule input is invalid: ${outcome.errors.join('; ')}`)
+      return
     }
+    if (outcome.kind === 'failed') counts.errors += 1
+    report(outcome.runId, outcome.kind === 'failed' ? 'error' : 'success')
   } catch (error) {
     // The engine records failures itself; a throw means the store broke, or the flow cannot run at
     // all (no Start node): only the former makes the tick not ok.
     counts.errors += 1
+    report(null, 'error')
     if (!(error instanceof FlowctlError)) counts.ok = false
-    log(`flowctl tick: ${projectId}/${flow.slug}: run could not complete: ${message(error, project)}`)
+    context.log(`flowctl tick: ${projectId}/${flow.slug}: run could not complete: ${message(error, project)}`)
   }
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }
 
 async function notifyProject(options: NotifyOptions, counts: Counts, log: (line: string) => void): Promise<void> {

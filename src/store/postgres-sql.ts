@@ -15,6 +15,7 @@ export interface RunRow {
   ports: RunRecord['ports']
   failed_node_id: string | null
   error: string | null
+  scheduled_for: Date | null
 }
 
 export interface OutboxRow {
@@ -27,7 +28,7 @@ export interface OutboxRow {
   created_at: Date
 }
 
-const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error`
+const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for`
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
 // A move of the cursor and the enqueue of its message are one statement: atomic without an explicit
@@ -62,10 +63,10 @@ export const PG_SQL = {
     )
     INSERT INTO runs (${RUN_COLUMNS})
     SELECT r.id, r.project_id, r.flow, r.trig, r.method, r.started_at::timestamptz, r.duration_ms, r.status, r.http_status,
-      r.ports::jsonb, r.failed_node_id, r.error
+      r.ports::jsonb, r.failed_node_id, r.error, r.scheduled_for::timestamptz
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::int[],
-      $10::text[], $11::text[], $12::text[])
-      WITH ORDINALITY AS r(id, project_id, flow, trig, method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, n)
+      $10::text[], $11::text[], $12::text[], $17::text[])
+      WITH ORDINALITY AS r(id, project_id, flow, trig, method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, n)
     ORDER BY r.n`,
   countAllRuns: 'SELECT count(*) AS n FROM runs WHERE project_id = $1',
   // Keeps the newest $2 runs. Only the instance that gets the project's advisory lock (held until
@@ -90,6 +91,7 @@ export const PG_SQL = {
     GROUP BY status`,
   getDocument: 'SELECT body FROM documents WHERE project_id = $1 AND collection = $2 AND id = $3',
   // Also prunes this schedule's claims a week older than the claimed minute (see sqlite-statements.ts).
+  claimedMinutes: `SELECT minute FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute >= $3::timestamptz AND minute <= $4::timestamptz ORDER BY minute`,
   claim: `WITH pruned AS (
       DELETE FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute < $3::timestamptz - interval '7 days'
     )
@@ -158,6 +160,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     ports: row.ports,
     failedNodeId: row.failed_node_id,
     error: row.error,
+    scheduledFor: row.scheduled_for === null ? null : row.scheduled_for.toISOString(),
   }
 }
 

@@ -178,7 +178,7 @@ class PostgresStore implements Store {
 
   /** Group commit: resolves once the statement holding this run committed (and a due trim ran). */
   async recordRun(run: RunRecord, historyCap: number): Promise<void> {
-    await this.writes.add({ kind: 'run', run: { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt') } })
+    await this.writes.add({ kind: 'run', run: { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') } })
     await this.noteRun(run.projectId, historyCap)
   }
 
@@ -219,6 +219,12 @@ class PostgresStore implements Store {
   async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {
     const { rowCount } = await this.query('flowctl_claim', PG_SQL.claim, [projectId, scheduleId, canonicalIso(minute, 'minute')])
     return rowCount === 1
+  }
+
+  async claimedMinutes(projectId: string, scheduleId: string, from: string, to: string): Promise<string[]> {
+    const values = [projectId, scheduleId, canonicalIso(from, 'from'), canonicalIso(to, 'to')]
+    const { rows } = await this.query<{ minute: Date }>('flowctl_claimed_minutes', PG_SQL.claimedMinutes, values)
+    return rows.map((row) => row.minute.toISOString())
   }
 
   async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
@@ -275,15 +281,16 @@ class PostgresStore implements Store {
   }
 }
 
-/** The 16 parallel arrays of PG_SQL.insertBatch: 12 run columns, then 4 document columns. */
+/** The 17 parallel arrays of PG_SQL.insertBatch: 12 run columns, 4 document columns, then scheduled_for (added later). */
 function batchValues(items: PgWrite[]): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 16 }, () => [])
+  const columns: unknown[][] = Array.from({ length: 17 }, () => [])
   for (const item of items) {
     if (item.kind === 'run') {
       const { run } = item
       const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status,
         run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error]
       row.forEach((value, i) => columns[i]!.push(value))
+      columns[16]!.push(run.scheduledFor)
     } else {
       columns[12]!.push(item.id)
       columns[13]!.push(item.projectId)

@@ -15,6 +15,7 @@ export interface RunRow {
   ports: string
   failed_node_id: string | null
   error: string | null
+  scheduled_for: string | null
 }
 
 export interface OutboxRow {
@@ -28,7 +29,7 @@ export interface OutboxRow {
 }
 
 /** Column order of the values of an inserted run or document (see SqliteWrite). */
-export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error`
+export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for`
 export const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
@@ -55,6 +56,7 @@ export class SqliteStatements {
   readonly getDocument: Database.Statement
   readonly claim: Database.Statement
   readonly pruneClaims: Database.Statement
+  readonly claimedMinutes: Database.Statement
   readonly saveHeartbeat: Database.Statement
   readonly getHeartbeat: Database.Statement
   readonly getCursor: Database.Statement
@@ -66,7 +68,7 @@ export class SqliteStatements {
   private readonly listShapes = new Map<string, Database.Statement>()
 
   constructor(private readonly db: Database.Database) {
-    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
     // The rowids come from the project's own index range; repeating `project_id = ?` outside made
     // SQLite scan the whole project to test each row against the list (twice the cost).
@@ -81,6 +83,7 @@ export class SqliteStatements {
     this.insertDocument = db.prepare(`INSERT INTO documents (${DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
     this.getDocument = db.prepare('SELECT body FROM documents WHERE project_id = ? AND collection = ? AND id = ?')
     this.claim = db.prepare('INSERT OR IGNORE INTO schedule_claims (project_id, schedule_id, minute, claimed_at) VALUES (?, ?, ?, ?)')
+    this.claimedMinutes = db.prepare('SELECT minute FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute >= ? AND minute <= ? ORDER BY minute')
     this.pruneClaims = db.prepare('DELETE FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute < ?')
     this.saveHeartbeat = db.prepare(`INSERT INTO heartbeats (project_id, at, summary) VALUES (?, ?, ?)
       ON CONFLICT (project_id) DO UPDATE SET at = excluded.at, summary = excluded.summary`)

@@ -83,6 +83,7 @@ function toRunRecord(row: RunRow): RunRecord {
     ports: JSON.parse(row.ports) as RunRecord['ports'],
     failedNodeId: row.failed_node_id,
     error: row.error,
+    scheduledFor: row.scheduled_for,
   }
 }
 
@@ -136,6 +137,7 @@ class SqliteStore implements Store {
       JSON.stringify(run.ports),
       run.failedNodeId,
       run.error,
+      run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
     ]
     await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values })
   }
@@ -184,6 +186,11 @@ class SqliteStore implements Store {
       if (claimed) this.sql.pruneClaims.run(projectId, scheduleId, claimPruneBefore(at))
       return claimed
     })
+  }
+
+  async claimedMinutes(projectId: string, scheduleId: string, from: string, to: string): Promise<string[]> {
+    const range = [canonicalIso(from, 'from'), canonicalIso(to, 'to')]
+    return guarded(() => (this.sql.claimedMinutes.all(projectId, scheduleId, ...range) as { minute: string }[]).map((row) => row.minute))
   }
 
   async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {

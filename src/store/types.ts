@@ -22,6 +22,8 @@ export interface RunRecord {
   ports: { nodeId: string; port: string }[]
   failedNodeId: string | null
   error: string | null
+  /** For scheduled runs, the minute (ISO) the run is for; null for every other run (SPEC §14, §16). */
+  scheduledFor: string | null
 }
 
 export interface RunQuery {
@@ -72,6 +74,8 @@ export interface Store {
    * True for exactly one caller across every process sharing the store.
    */
   claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean>
+  /** The claimed minutes (ISO) of one schedule in [from, to], oldest first; for dry runs, which write nothing. */
+  claimedMinutes(projectId: string, scheduleId: string, from: string, to: string): Promise<string[]>
 
   saveHeartbeat(heartbeat: Heartbeat): Promise<void>
   getHeartbeat(projectId: string): Promise<Heartbeat | null>

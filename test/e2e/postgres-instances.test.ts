@@ -78,3 +78,34 @@ describe.skipIf(!PG_URL)('two serve instances on one PostgreSQL database', () =>
     expect(JSON.parse(tick.stdout)).toMatchObject({ ok: true, at: '2026-11-21T02:00:00.000Z' })
   })
 })
+
+// Skipped without FLOWCTL_TEST_DATABASE_URL (notice printed above).
+describe.skipIf(!PG_URL)('catch-up ticks of two instances at once on one PostgreSQL database (SPEC §16)', () => {
+  it('runs each missed minute once, however many ticks of both instances catch up together', async () => {
+    const db = await createTestDatabase()
+    try {
+      const env = { FLOWCTL_DATABASE_URL: db.url }
+      const project = await copyFixture('example')
+      await writeFile(
+        join(project, 'flows', 'every-minute.yaml'),
+        ['name: Every Minute', 'schedule: { cron: "* * * * *", timezone: UTC, catchUp: all }', 'nodes:', '  - { id: start, type: start, name: Start, next: done }', '  - { id: done, type: end, name: Done, body: { ok: true } }', ''].join('\n'),
+      )
+      const base = Math.floor(Date.now() / 60_000) * 60_000 - 30 * 60_000
+      const at = (k: number) => new Date(base + k * 60_000).toISOString()
+      expect((await flowctl(['tick', '--project', project, '--at', at(0)], { env })).exitCode).toBe(0)
+      // Four tick processes (two "instances" each ticking twice) for minute 11, at once.
+      const ticks = await Promise.all(Array.from({ length: 4 }, () => flowctl(['tick', '--project', project, '--at', at(11), '--json'], { env })))
+      const summaries = ticks.map((t) => {
+        expect(t.exitCode, t.stderr).toBe(0)
+        return JSON.parse(t.stdout) as { ran: number; runs: { flow: string; scheduledFor: string }[] }
+      })
+      const claimed = summaries.flatMap((s) => s.runs.filter((r) => r.flow === 'every-minute').map((r) => r.scheduledFor)).sort()
+      expect(claimed).toEqual(Array.from({ length: 11 }, (_, i) => at(i + 1)))
+      const history = await flowctl(['history', '--project', project, '--flow', 'every-minute', '--limit', '100', '--json'], { env })
+      const runs = JSON.parse(history.stdout) as { scheduledFor: string }[]
+      expect(runs.map((r) => r.scheduledFor).sort()).toEqual(Array.from({ length: 12 }, (_, i) => at(i)))
+    } finally {
+      await db.drop()
+    }
+  })
+})

@@ -81,7 +81,8 @@ describe('flowctl serve (real process)', () => {
     expect(Date.now() - new Date(String(status.heartbeat.at)).getTime()).toBeLessThan(120_000)
     expect(JSON.stringify(status)).toContain('nightly-cleanup')
     const history = JSON.parse((await flowctl(['history', '--project', project, '--flow', 'nightly-cleanup', '--json'])).stdout)
-    expect(history.filter((r: { startedAt: string }) => r.startedAt.startsWith('2026-11-21T02:00'))).toHaveLength(1)
+    // Runs start at the real time; scheduledFor is the minute they are for (SPEC §16).
+    expect(history.filter((r: { scheduledFor: string | null }) => r.scheduledFor === '2026-11-21T02:00:00.000Z')).toHaveLength(1)
     // A request served while the crontab tick shares the database still lands.
     const response = await fetch(`${base}/api/run/shop/quote`, {
       method: 'POST',

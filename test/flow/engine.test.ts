@@ -56,9 +56,10 @@ describe('runFlow on the example project', () => {
       ports: [{ nodeId: 'check', port: 'false' }],
       failedNodeId: null,
       error: null,
+      scheduledFor: null,
     })
     expect(Object.keys(outcome.record)).toEqual([
-      'id', 'projectId', 'flow', 'trigger', 'method', 'startedAt', 'durationMs', 'status', 'httpStatus', 'ports', 'failedNodeId', 'error',
+      'id', 'projectId', 'flow', 'trigger', 'method', 'startedAt', 'durationMs', 'status', 'httpStatus', 'ports', 'failedNodeId', 'error', 'scheduledFor',
     ])
     expect(await store.getRun('shop', outcome.runId)).toEqual(outcome.record)
     expect(outcome.trace).toBeUndefined()

@@ -150,6 +150,6 @@ describe('start inputs and schedule', () => {
 
   it('keeps disabled schedules', () => {
     const result = check(`${START}    next: done\n  - id: done\n    type: end\n    name: Done\n`, 'schedule: { cron: "@weekly", enabled: false }\n')
-    expect(result.flow?.schedule).toEqual({ cron: '@weekly', enabled: false, timezone: 'UTC', input: {} })
+    expect(result.flow?.schedule).toEqual({ cron: '@weekly', enabled: false, timezone: 'UTC', input: {}, catchUp: 'none', catchUpMinutes: 60 })
   })
 })

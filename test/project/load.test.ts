@@ -56,7 +56,7 @@ describe('loadProject(fixtures/example)', () => {
 
     const status = project.flows.get('order-status')
     expect(status?.start).toMatchObject({ method: 'get', auth: null, pathParams: ['state'] })
-    expect(project.flows.get('nightly-cleanup')?.schedule).toEqual({ cron: '0 3 * * *', enabled: true, timezone: 'Europe/Berlin', input: { reason: 'nightly' } })
+    expect(project.flows.get('nightly-cleanup')?.schedule).toEqual({ cron: '0 3 * * *', enabled: true, timezone: 'Europe/Berlin', input: { reason: 'nightly' }, catchUp: 'none', catchUpMinutes: 60 })
   })
 
   it('loads secrets from the dotenv file, overridden by FLOWCTL_SECRET_*', async () => {
@@ -84,7 +84,7 @@ describe('loadProject defaults', () => {
     })
     const ping = project.flows.get('ping')
     expect(ping?.start).toMatchObject({ method: 'post', auth: { type: 'apiKey', key: 'k', header: 'X-API-Key' }, inputs: {}, pathParams: [] })
-    expect(ping?.schedule).toEqual({ cron: '@hourly', enabled: true, timezone: 'Asia/Tokyo', input: {} })
+    expect(ping?.schedule).toEqual({ cron: '@hourly', enabled: true, timezone: 'Asia/Tokyo', input: {}, catchUp: 'none', catchUpMinutes: 60 })
   })
 
   it('takes the slug from the file name when the flow has no name, and reads the flows folder setting', async () => {

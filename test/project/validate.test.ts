@@ -35,12 +35,20 @@ const CASES: Record<string, Expected[]> = {
   'malformed-reference': [['flows/malformed.yaml', 10, 20, '"{{ start.items[0] }}" is not a valid reference']],
   'unknown-root': [['flows/root.yaml', 10, 17, 'node "done": "{{ reslt.insertedId }}" refers to "reslt", which is not a node of this flow']],
   'not-upstream': [['flows/upstream.yaml', 10, 22, '"{{ second.total }}" refers to "second" (node "second"), which does not run before this node']],
-  'unknown-run-field': [['flows/runfield.yaml', 10, 19, 'refers to run.finishedAt, but run has only id, startedAt, trigger']],
+  'unknown-run-field': [['flows/runfield.yaml', 10, 19, 'refers to run.finishedAt, but run has only id, startedAt, trigger, scheduledFor']],
   'undefined-secret': [['flows/secret.yaml', 6, 34, 'secret "MISSING_TOKEN" is not defined in .env', 'warning']],
   'duplicate-input': [['flows/inputs.yaml', 8, 44, 'input "qty" is declared in both body and query']],
   'get-with-body': [['flows/getbody.yaml', 8, 7, 'a get start node cannot have body inputs']],
   'bad-method': [['flows/method.yaml', 6, 13, 'node "start": method must be one of: get, post, put, patch, delete (not "fetch")']],
   'bad-cron': [['flows/cron.yaml', 3, 9, 'schedule cron "0 3 * *" has 4 fields']],
+  'bad-cron-dialect': [
+    ['flows/step.yaml', 3, 9, 'schedule cron "5/15 * * * *" has "5/15" in the minute field: a step needs a range; write 5-59/15'],
+    ['flows/weekday.yaml', 2, 19, 'schedule cron "0 9 15W * ?" uses "W" (nearest weekday) in the day-of-month field, which is not supported'],
+  ],
+  'bad-catch-up': [
+    ['flows/catchup.yaml', 4, 12, 'schedule.catchUp must be one of: none, latest, all (not "always")'],
+    ['flows/catchup.yaml', 5, 19, 'schedule.catchUpMinutes must be <= 1440'],
+  ],
   'bad-schedule-timezone': [['flows/tz.yaml', 4, 13, 'schedule timezone "Mars/Olympus" is not a known timezone']],
   'bad-schedule-input': [['flows/input.yaml', 4, 17, 'schedule.input.qty must be a whole number']],
   'duplicate-slug': [

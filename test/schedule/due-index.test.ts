@@ -169,8 +169,8 @@ describe('listSchedules', () => {
       { slug: 'plain' },
     ])
     expect(listSchedules(project, new Date('2026-11-20T12:34:56Z'))).toEqual([
-      { flow: 'another', cron: '*/15 * * * *', timezone: 'UTC', enabled: false, nextRun: null },
-      { flow: 'nightly-cleanup', cron: '0 3 * * *', timezone: 'Europe/Berlin', enabled: true, nextRun: '2026-11-21T02:00:00.000Z' },
+      { flow: 'another', cron: '*/15 * * * *', timezone: 'UTC', enabled: false, nextRun: null, nextRunLocal: null, catchUp: 'none', catchUpMinutes: 60 },
+      { flow: 'nightly-cleanup', cron: '0 3 * * *', timezone: 'Europe/Berlin', enabled: true, nextRun: '2026-11-21T02:00:00.000Z', nextRunLocal: '2026-11-21 03:00 GMT+01:00', catchUp: 'none', catchUpMinutes: 60 },
     ])
   })
 })

@@ -22,7 +22,7 @@ export function makeFlow(spec: FlowSpec, defaultTimezone = 'UTC'): Flow {
     nodesById: new Map(nodes.map((n) => [n.id, n])),
     start: null,
     schedule: spec.schedule
-      ? { enabled: true, timezone: defaultTimezone, input: {}, ...spec.schedule }
+      ? { enabled: true, timezone: defaultTimezone, input: {}, catchUp: 'none', catchUpMinutes: 60, ...spec.schedule }
       : null,
   }
 }

@@ -108,11 +108,15 @@ describe('runTick: schedules', () => {
     const store = await openStore(join(dir, 'tick.db'))
     const at = new Date('2026-11-21T02:00:00Z')
     const summary = await runTick({ targets: [{ project, store }], at, clock: clockAt('2026-11-21T02:00:07Z'), ...quiet })
-    expect(summary).toEqual({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 1, errors: 0, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0 })
-
     const runs = await store.listRuns({ projectId: 'shop' })
+    expect(summary).toEqual({
+      ok: true, at: '2026-11-21T02:00:00.000Z', ran: 1, errors: 0, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0,
+      dryRun: false,
+      runs: [{ projectId: 'shop', flow: 'nightly-cleanup', scheduledFor: '2026-11-21T02:00:00.000Z', catchUp: false, runId: runs[0]?.id, status: 'success' }],
+    })
     expect(runs).toHaveLength(1)
-    expect(runs[0]).toMatchObject({ flow: 'nightly-cleanup', trigger: 'cron', method: 'CRON', status: 'success', httpStatus: 204, startedAt: '2026-11-21T02:00:00.000Z' })
+    // startedAt is the wall clock; scheduledFor the minute the run is for.
+    expect(runs[0]).toMatchObject({ flow: 'nightly-cleanup', trigger: 'cron', method: 'CRON', status: 'success', httpStatus: 204, startedAt: '2026-11-21T02:00:07.000Z', scheduledFor: '2026-11-21T02:00:00.000Z' })
 
     const heartbeat = await store.getHeartbeat('shop')
     expect(heartbeat?.at).toBe('2026-11-21T02:00:07.000Z') // the wall clock, not the tick minute
@@ -172,8 +176,82 @@ describe('runTick: schedules', () => {
       { project: example, store: await openStore(':memory:') },
     ]
     const summary = await runTick({ targets, at: new Date('2026-11-21T02:00:00Z'), clock: clockAt('2026-11-21T02:00:00Z'), concurrency: 1, ...quiet })
-    expect(summary).toEqual({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 2, errors: 1, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0 })
+    expect(summary).toMatchObject({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 2, errors: 1, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0, dryRun: false })
+    expect(summary.runs.map((r) => [r.projectId, r.flow, r.status])).toEqual([['ops', 'broken-sync', 'error'], ['shop', 'nightly-cleanup', 'success']])
     expect(await targets[0]?.store.listRuns({ projectId: 'off' })).toEqual([])
+  })
+})
+
+describe('runTick: catch-up and dry runs (SPEC §16)', () => {
+  const flowWith = (catchUp: string, cron = '* * * * *', extra = '') => `name: Every Minute
+schedule: { cron: "${cron}", timezone: UTC, catchUp: ${catchUp}${extra} }
+nodes:
+  - { id: start, type: start, name: Start, method: post }
+`
+  const minute = (k: number) => new Date(Date.UTC(2026, 10, 23, 9, k))
+  const tickAt = (project: Project, store: Store, k: number, extra: { dryRun?: boolean } = {}) =>
+    runTick({ targets: [{ project, store }], at: minute(k), clock: () => new Date(minute(k).getTime() + 5_000), ...quiet, ...extra })
+
+  /** Ticks at minute 0, then (the timer down for minutes 1-10) at minute 11; the scheduled minutes that ran. */
+  async function stoppedTimer(catchUp: string): Promise<string[]> {
+    const { project } = await writeProject('projectId: cu\nname: Catch Up\n', { every: flowWith(catchUp) })
+    const store = await openStore(':memory:')
+    expect((await tickAt(project, store, 0)).ran).toBe(1)
+    const after = await tickAt(project, store, 11)
+    expect(after.runs.every((r) => r.status === 'success')).toBe(true)
+    const runs = await store.listRuns({ projectId: 'cu', limit: 100 })
+    expect(runs).toHaveLength(after.ran + 1)
+    return runs.map((r) => r.scheduledFor?.slice(11, 16) ?? 'null').sort()
+  }
+
+  it('all: runs each missed due minute once, oldest first, then the current one', async () => {
+    expect(await stoppedTimer('all')).toEqual(['09:00', '09:01', '09:02', '09:03', '09:04', '09:05', '09:06', '09:07', '09:08', '09:09', '09:10', '09:11'])
+  })
+
+  it('latest: runs the newest missed minute once', async () => {
+    expect(await stoppedTimer('latest')).toEqual(['09:00', '09:10', '09:11'])
+  })
+
+  it('none: runs only the current minute', async () => {
+    expect(await stoppedTimer('none')).toEqual(['09:00', '09:11'])
+  })
+
+  it('looks back at most catchUpMinutes, and only at minutes the schedule was due', async () => {
+    const { project } = await writeProject('projectId: cu\nname: Catch Up\n', { every: flowWith('all', '*/5 * * * *', ', catchUpMinutes: 12') })
+    const store = await openStore(':memory:')
+    await tickAt(project, store, 0)
+    const after = await tickAt(project, store, 30)
+    expect(after.runs.map((r) => [r.scheduledFor.slice(11, 16), r.catchUp])).toEqual([['09:20', true], ['09:25', true], ['09:30', false]])
+  })
+
+  it('claims each missed minute once when two stores on one SQLite file catch up at once', async () => {
+    const { dir, project } = await writeProject('projectId: cu\nname: Catch Up\n', { every: flowWith('all') })
+    const file = join(dir, 'race.db')
+    const stores = [await openStore(file), await openStore(file)]
+    await tickAt(project, stores[0] as Store, 0)
+    const results = await Promise.all([0, 1, 0, 1].map((i) => tickAt(project, stores[i] as Store, 11)))
+    expect(results.reduce((sum, r) => sum + r.ran, 0)).toBe(11)
+    const minutes = (await stores[0]!.listRuns({ projectId: 'cu', limit: 100 })).map((r) => r.scheduledFor)
+    expect(new Set(minutes).size).toBe(12)
+    expect(minutes).toHaveLength(12)
+  })
+
+  it('a dry run lists what would run (catch-up included) and writes nothing', async () => {
+    const { project } = await writeProject('projectId: cu\nname: Catch Up\n', { every: flowWith('all') })
+    const store = await openStore(':memory:')
+    await tickAt(project, store, 0)
+    const heartbeat = await store.getHeartbeat('cu')
+    const dry = await tickAt(project, store, 3, { dryRun: true })
+    expect(dry).toMatchObject({ dryRun: true, ran: 0, errors: 0, alertsChecked: 0, digestsChecked: 0 })
+    expect(dry.runs.map((r) => [r.scheduledFor.slice(11, 16), r.catchUp, r.status, r.runId])).toEqual([
+      ['09:01', true, 'would run', null], ['09:02', true, 'would run', null], ['09:03', false, 'would run', null],
+    ])
+    expect(await store.listRuns({ projectId: 'cu' })).toHaveLength(1)
+    expect(await store.getHeartbeat('cu')).toEqual(heartbeat)
+    expect(await store.getCursor('cu', 'tick:previous')).toBe(minute(0).toISOString())
+    expect(await store.claimedMinutes('cu', 'flow:every-minute', minute(1).toISOString(), minute(3).toISOString())).toEqual([])
+    // A minute that already ran is not listed by a dry run of it.
+    expect((await tickAt(project, store, 0, { dryRun: true })).runs).toEqual([])
   })
 })
 

@@ -22,6 +22,7 @@ export function makeRun(projectId: string, overrides: Partial<RunRecord> = {}): 
     ports: [],
     failedNodeId: null,
     error: null,
+    scheduledFor: null,
     ...overrides,
   }
 }
@@ -62,6 +63,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
           httpStatus: null,
           failedNodeId: 'call',
           error: 'timeout',
+          scheduledFor: '2024-05-01T09:00:00.000Z',
         })
         await store.recordRun(ok, 100)
         await store.recordRun(failed, 100)
@@ -298,6 +300,15 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
           Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).claimScheduleMinute(projectId, 's', at(8))),
         )
         expect(results.filter(Boolean)).toHaveLength(1)
+      })
+
+      it('lists the claimed minutes of one schedule in a range, oldest first, to either instance', async () => {
+        const projectId = freshProject()
+        for (const k of [3, 1, 5, 9]) await store.claimScheduleMinute(projectId, 's', at(k))
+        await store.claimScheduleMinute(projectId, 'other', at(2))
+        expect(await other.claimedMinutes(projectId, 's', at(1), at(5))).toEqual([at(1), at(3), at(5)])
+        expect(await store.claimedMinutes(projectId, 's', at(6), at(8))).toEqual([])
+        expect(await store.claimedMinutes(freshProject(), 's', at(0), at(9))).toEqual([])
       })
     })
 

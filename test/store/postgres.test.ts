@@ -41,7 +41,7 @@ describe.skipIf(!url)('postgres store', () => {
       await client.connect()
       const { rows } = await client.query(`SELECT version FROM "${fresh}".schema_migrations ORDER BY version`)
       await client.end()
-      expect(rows.map((r) => r.version)).toEqual([1])
+      expect(rows.map((r) => r.version)).toEqual([1, 3])
     } finally {
       await dropSchema(fresh)
     }

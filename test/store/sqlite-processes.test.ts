@@ -28,7 +28,7 @@ for (let i = 0; i < 20; i++) {
 }
 const leased = (await store.leaseOutbox('p', 60000, new Date())).map((m) => m.id)
 await store.recordRun({ id: 'run-' + process.pid, projectId: 'p', flow: 'f', trigger: 'cron', method: 'CRON', startedAt: new Date().toISOString(),
-  durationMs: 1, status: 'success', httpStatus: null, ports: [], failedNodeId: null, error: null }, 100)
+  durationMs: 1, status: 'success', httpStatus: null, ports: [], failedNodeId: null, error: null, scheduledFor: null }, 100)
 await store.close()
 console.log(JSON.stringify({ claims, cursors, leased }))
 `

@@ -12,7 +12,7 @@ import { describeStoreContract, makeRun } from './contract.js'
 
 /** A run as the store's INSERT takes it (RUN_COLUMNS order). */
 function runValues(run: RunRecord): unknown[] {
-  return [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status, run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error]
+  return [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status, run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error, run.scheduledFor]
 }
 
 /** Runs `action` while another connection (as another process would) holds the write lock. */
@@ -67,6 +67,23 @@ describe('sqlite store', () => {
     const versions = raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]
     expect(versions.map((v) => v.version)).toEqual(SQLITE_MIGRATIONS.map((m) => m.version))
     raw.close()
+  })
+
+  it('upgrades a version-1 database in place: its runs stay, with scheduledFor null', async () => {
+    const old = join(dir, 'version-1.db')
+    const raw = new Database(old)
+    raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
+    raw.exec((SQLITE_MIGRATIONS[0] as { sql: string }).sql)
+    raw.prepare('INSERT INTO schema_migrations VALUES (1, ?)').run(new Date().toISOString())
+    const kept = makeRun('p')
+    raw.prepare('INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...runValues(kept).slice(0, 12))
+    raw.close()
+    const store = await openSqliteStore(old)
+    expect(await store.getRun('p', kept.id)).toStrictEqual({ ...kept, scheduledFor: null })
+    const scheduled = makeRun('p', { trigger: 'cron', method: 'CRON', scheduledFor: '2026-11-23T10:00:00.000Z' })
+    await store.recordRun(scheduled, 10)
+    expect(await store.getRun('p', scheduled.id)).toStrictEqual(scheduled)
+    await store.close()
   })
 
   it('answers STORE_UNAVAILABLE when another process holds the write lock past busy_timeout (5 s)', async () => {

@@ -68,6 +68,8 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
     `,
   },
+  // Version 3 (not 2, which another change uses): the minute a scheduled run is for (SPEC §16).
+  { version: 3, sql: 'ALTER TABLE runs ADD COLUMN scheduled_for TIMESTAMPTZ' },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */

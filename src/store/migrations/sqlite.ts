@@ -72,4 +72,6 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
     `,
   },
+  // Version 3 (not 2, which another change uses): the minute a scheduled run is for (SPEC §16).
+  { version: 3, sql: 'ALTER TABLE runs ADD COLUMN scheduled_for TEXT' },
 ]
