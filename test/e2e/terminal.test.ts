@@ -35,8 +35,14 @@ describe.skipIf(!hasTmux)('run and tick on a terminal', () => {
     tmux('new-session', '-d', '-s', name, '-x', '100', '-y', '30', 'sh')
     tmux('pipe-pane', '-t', name, '-o', `cat >> ${rawFile}`)
     tmux('send-keys', '-t', name, script, 'Enter')
-    await eventually(async () => existsSync(exitFile) && readFileSync(exitFile, 'utf8').trim() !== '', 30_000, 100)
-    tmux('kill-session', '-t', name)
+    const shellPid = Number(tmux('list-panes', '-t', name, '-F', '#{pane_pid}').trim())
+    try {
+      await eventually(async () => existsSync(exitFile) && readFileSync(exitFile, 'utf8').trim() !== '', 30_000, 100)
+    } finally {
+      // A hung command ignores the hang-up of kill-session: end the shell's children first.
+      spawnSync('pkill', ['-KILL', '-P', String(shellPid)])
+      tmux('kill-session', '-t', name)
+    }
     const raw = readFileSync(rawFile, 'utf8')
     return { exitCode: Number(readFileSync(exitFile, 'utf8').trim()), output: raw.slice(raw.indexOf(`${BIN}`)) }
   }
