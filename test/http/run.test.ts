@@ -48,7 +48,7 @@ describe('Run API (SPEC §5.1)', () => {
     expect(body).toEqual({ first: 'one', second: 'tür/zwei', tag: ['a', 'b'], tenant: 'acme', name: 'Ada' })
   })
 
-  it('no End reached: 204 with no body', async () => {
+  it('an End with status 204: no body', async () => {
     const response = await server.request('/api/run/shop/nightly-cleanup', jsonPost({ reason: 'test' }))
     expect(response.status).toBe(204)
     expect(response.headers.get('x-run-id')).toBeTruthy()
