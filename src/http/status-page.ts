@@ -29,10 +29,15 @@ ${runs.map(
 )}</table>`
 }
 
+function reasonList(reasons: string[]): SafeHtml | string {
+  return reasons.length ? html`<ul class="problems reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''
+}
+
 function projectSection(project: ProjectStatus): SafeHtml {
   const rejected = Object.entries(project.rejected)
   return html`<section>
 <h2>${project.name} <code class="muted">${project.projectId}</code> ${badge(project.ok, 'healthy', 'needs attention')}</h2>
+${reasonList(project.reasons)}
 <p>Store: ${project.store.kind ?? 'not open'} ${badge(project.store.ok, 'available', 'unavailable')}
 ${project.store.error ? html`<span class="bad">${project.store.error}</span>` : ''}
 · Scheduler heartbeat: ${project.heartbeat.at ?? 'never'} ${badge(!project.heartbeat.stale, 'fresh', 'stale')}
@@ -63,6 +68,7 @@ export function renderStatusPage(view: StatusView): string {
 <meta http-equiv="refresh" content="15"><title>flowctl status</title><style>${STYLE}</style></head>
 <body><main>
 <h1>flowctl status ${badge(view.ok, 'ok', 'degraded')}</h1>
+${reasonList(view.reasons)}
 <p>Scheduler heartbeat: ${view.heartbeat.at ?? 'never'} ${badge(!view.heartbeat.stale, 'fresh', 'stale')}
 <span class="muted">(stale when older than two minutes)</span></p>
 ${view.projects
