@@ -47,6 +47,16 @@ export async function readProjectSettings(dir: string): Promise<SettingsResult> 
   return { settings: buildSettings(raw), collector, source, text }
 }
 
+/** The projectId of the project in `dir`, or null when there is none (or it cannot be read). */
+export async function readProjectId(dir: string): Promise<string | null> {
+  try {
+    const { settings, collector } = await readProjectSettings(dir)
+    return collector.hasErrors ? null : settings.projectId
+  } catch {
+    return null
+  }
+}
+
 function checkShape(data: unknown, raw: Raw, collector: ProblemCollector): void {
   const validate = shapeValidator(PROJECT_FILE_SCHEMA)
   if (!validate(data)) {
