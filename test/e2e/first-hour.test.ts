@@ -3,6 +3,7 @@
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { writeFile } from 'node:fs/promises'
 import { cleanupTempDirs, copyFixture, flowctl, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
 
 afterAll(cleanupTempDirs)
@@ -132,5 +133,38 @@ describe('start-up hints', () => {
     expect(out).toContain('note: schedules exist but nothing ticks them')
     const withSecret = await serveBanner([project], { env: { CRON_SECRET: 'a-long-secret' } })
     expect(withSecret.out).not.toContain('note:')
+  })
+})
+
+describe('validate output', () => {
+  it('prints the problems on standard output, so a pipe (validate | less) shows them', async () => {
+    const project = await copyFixture('broken/unknown-node-type')
+    const result = await flowctl(['validate', '--project', project])
+    expect(result.exitCode).toBe(1)
+    expect(result.stdout).toMatch(/^flows\/\S+:\d+:\d+: /m)
+    expect(result.stdout).toMatch(/failed \(1 error/)
+    expect(result.stderr).toBe('')
+  })
+})
+
+describe('history table', () => {
+  it('has a header row and stays aligned with a long slug', async () => {
+    const project = await copyFixture('example')
+    const longName = 'A Flow With A Rather Long Name For The Column'
+    await writeFile(
+      join(project, 'flows', 'long.yaml'),
+      `name: ${longName}\nnodes:\n  - { id: start, type: start, name: Start, method: get, next: done }\n  - { id: done, type: end, name: Done, body: { ok: true } }\n`,
+    )
+    expect((await flowctl(['run', 'a-flow-with-a-rather-long-name-for-the-column', '--project', project])).exitCode).toBe(0)
+    expect((await flowctl(['run', 'quote', '--project', project, '--body', '{"items":[{"sku":"X","price":2.5}]}'])).exitCode).toBe(0)
+    const result = await flowctl(['history', '--project', project])
+    expect(result.exitCode).toBe(0)
+    const lines = result.stdout.trimEnd().split('\n')
+    expect(lines).toHaveLength(3)
+    expect(lines[0]).toMatch(/^STARTED\s+RUN ID\s+FLOW\s+METHOD\s+STATUS\s+HTTP\s+MS\s+ERROR$/)
+    // Every column starts at the same place in every row.
+    const method = lines[0]!.indexOf('METHOD')
+    for (const line of lines.slice(1)) expect(line.slice(method, method + 4)).toBe('CLI ')
+    expect(lines[2]).toContain('a-flow-with-a-rather-long-name-for-the-column')
   })
 })
