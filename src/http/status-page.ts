@@ -16,6 +16,22 @@ th{color:#5b6570;font-weight:600}code{font:13px/1.4 ui-monospace,Menlo,Consolas,
 ul.problems{margin:4px 0;padding-left:20px;color:#b3261e}
 `)
 
+/** `2026-03-29 03:00 CEST`: a time as the schedule's own zone shows it (the UTC time is shown beside it). */
+export function inZone(iso: string, timeZone: string): string {
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return iso
+  try {
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
+        .formatToParts(date)
+        .map((part) => [part.type, part.value]),
+    )
+    return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${parts.timeZoneName}`
+  } catch {
+    return iso
+  }
+}
+
 function badge(ok: boolean, yes: string, no: string): SafeHtml {
   return ok ? html`<span class="badge ok">${yes}</span>` : html`<span class="badge bad">${no}</span>`
 }
@@ -51,7 +67,7 @@ ${project.flows.map((f) => html`<tr><td>${f.name} <span class="muted">(${f.slug}
 <h3>Schedules</h3>
 ${project.schedules.length
   ? html`<table><tr><th>flow</th><th>cron</th><th>timezone</th><th>enabled</th><th>next run</th></tr>
-${project.schedules.map((s) => html`<tr><td>${s.flow}</td><td><code>${s.cron}</code></td><td>${s.timezone}</td><td>${s.enabled ? 'yes' : 'no'}</td><td>${s.nextRun ?? '—'}</td></tr>`)}</table>`
+${project.schedules.map((s) => html`<tr><td>${s.flow}</td><td><code>${s.cron}</code></td><td>${s.timezone}</td><td>${s.enabled ? 'yes' : 'no'}</td><td>${s.nextRun ? html`${inZone(s.nextRun, s.timezone)} <span class="muted">(${s.nextRun})</span>` : '—'}</td></tr>`)}</table>`
   : html`<p class="muted">none</p>`}
 <h3>Rejected requests</h3>
 ${rejected.length ? html`<p>${rejected.map(([status, n], i) => html`${i ? ', ' : ''}<code>${status}</code>: ${n}`)}</p>` : html`<p class="muted">none</p>`}

@@ -81,6 +81,18 @@ describe('/api/status ok', () => {
   })
 })
 
+describe('/status times', () => {
+  it("shows a schedule's next run in the schedule's zone (03:00 in Berlin), with UTC beside it", async () => {
+    const s = await server()
+    const view = await (await s.request('/api/status')).json()
+    const nextRun = view.projects[0].schedules[0].nextRun as string
+    expect(nextRun).toMatch(/T0[12]:00:00\.000Z$/)
+    const page = await (await s.request('/status')).text()
+    expect(page).toMatch(/\d{4}-\d\d-\d\d 03:00 GMT\+[12] <span class="muted">\(/)
+    expect(page).toContain(`(${nextRun})`)
+  })
+})
+
 describe('the Run API', () => {
   let s: TestServer
   beforeAll(async () => {
