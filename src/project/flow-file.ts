@@ -50,7 +50,7 @@ export interface FlowFileResult {
 
 export function checkFlowFile(file: string, text: string, context: FlowFileContext): FlowFileResult {
   const version = createHash('sha1').update(text).digest('hex')
-  const source = parseYamlSource(text)
+  const source = parseYamlSource(text, { json: extname(file).toLowerCase() === '.json' })
   const collector = new ProblemCollector(file, source)
   const result = (slug: string | null, slugAt: SourcePath, flow: Flow | null): FlowFileResult => ({
     file, version, slug, slugAt, problems: collector.problems, flow: collector.hasErrors ? null : flow, collector,
