@@ -193,15 +193,14 @@ async function describeUsersFiles(files: string[]): Promise<string> {
   return found.length ? found.join(', ') : `none yet: ${files[0]} (add one with flowctl users add NAME --grant PROJECT_ID=viewer)`
 }
 
-/** What the scheduler endpoints will and will not do, said once at start-up. */
+/** What the scheduler endpoint will and will not do, said once at start-up (nothing with --cron). */
 export function startupHints(projects: Project[], env: NodeJS.ProcessEnv, cron: boolean): string[] {
-  const hints: string[] = []
+  if (cron || env.CRON_SECRET) return []
   const scheduled = projects.some((project) => [...project.flows.values()].some((flow) => flow.schedule?.enabled))
-  if (!env.CRON_SECRET) {
-    hints.push('note: POST /api/cron/tick is disabled because CRON_SECRET is not set (every tick request gets 401)')
-    if (scheduled && !cron) hints.push('note: schedules exist but nothing ticks them: use serve --cron, flowctl tick from crontab, or set CRON_SECRET for a timer')
-  }
-  return hints
+  return [
+    `note: POST /api/cron/tick is disabled because CRON_SECRET is not set${scheduled ? ', and schedules exist: nothing runs them' : ''}; ` +
+      'use serve --cron, flowctl tick from crontab, or set CRON_SECRET for an external timer',
+  ]
 }
 
 function printUrls(projects: Project[], baseUrl: string, json: boolean, out: (line: string) => void): void {

@@ -129,10 +129,13 @@ describe('start-up hints', () => {
   it('says that the tick endpoint is off without CRON_SECRET, and that schedules need a ticker', async () => {
     const project = await copyFixture('example')
     const { out } = await serveBanner([project])
-    expect(out).toContain('note: POST /api/cron/tick is disabled because CRON_SECRET is not set')
-    expect(out).toContain('note: schedules exist but nothing ticks them')
+    expect(out).toContain(
+      'note: POST /api/cron/tick is disabled because CRON_SECRET is not set, and schedules exist: nothing runs them; use serve --cron, flowctl tick from crontab, or set CRON_SECRET for an external timer',
+    )
     const withSecret = await serveBanner([project], { env: { CRON_SECRET: 'a-long-secret' } })
     expect(withSecret.out).not.toContain('note:')
+    const withCron = await serveBanner([project, '--cron'])
+    expect(withCron.out).not.toContain('note:')
   })
 })
 
