@@ -20,9 +20,10 @@ describe('installing the packed package', () => {
   let installLog: string
   let env: Record<string, string>
   let work: string
+  let dir: string
 
   beforeAll(async () => {
-    const dir = await makeTempDir('flowctl-install-')
+    dir = await makeTempDir('flowctl-install-')
     prefix = join(dir, 'prefix')
     work = join(dir, 'work')
     // `npm test` has just built dist/; packing again would only repeat the build (prepack).
@@ -49,7 +50,7 @@ describe('installing the packed package', () => {
   })
 
   it('runs init, validate, run and serve from the installed command', async () => {
-    const init = await flowctl(['init', work])
+    const init = await flowctl(['init', 'work'], dir)
     expect(init.exitCode, init.stderr).toBe(0)
     // The $schema init wrote resolves to the installed package's schema.
     const reference = /\$schema=(\S+)/.exec(readFileSync(join(work, 'flows', 'hello.yaml'), 'utf8'))?.[1] ?? ''
