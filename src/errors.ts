@@ -13,6 +13,8 @@ export const ERROR_CATALOG = {
   RUN_TIMEOUT: { httpStatus: 500, exitCode: 1 },
   STORE_UNAVAILABLE: { httpStatus: 503, exitCode: 1 },
   CHECK_FAILED: { httpStatus: 500, exitCode: 1 },
+  /** `serve` could not listen (port in use, no permission): the environment, not the command line. */
+  LISTEN_FAILED: { httpStatus: 500, exitCode: 1 },
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CATALOG

@@ -63,12 +63,29 @@ function printRuns(output: Output, runs: RunRecord[]): void {
     output.line('no runs yet')
     return
   }
-  for (const run of runs) {
-    const paint = run.status === 'success' ? output.color.green : output.color.red
-    const failure = run.status === 'error' ? `  ${run.failedNodeId ?? '-'}: ${run.error ?? ''}` : ''
-    output.line(
-      `${run.startedAt}  ${run.id}  ${run.flow.padEnd(20)} ${run.method.padEnd(6)} ${paint(run.status.padEnd(7))} ${String(run.httpStatus ?? '-').padEnd(4)} ${String(run.durationMs).padStart(5)} ms${failure}`,
-    )
+  // Columns as wide as their longest value (a long slug widens its column instead of shifting the rest).
+  const header = ['STARTED', 'RUN ID', 'FLOW', 'METHOD', 'STATUS', 'HTTP', 'MS', 'ERROR']
+  const rows = runs.map((run) => [
+    run.startedAt,
+    run.id,
+    run.flow,
+    run.method,
+    run.status,
+    String(run.httpStatus ?? '-'),
+    String(run.durationMs),
+    run.status === 'error' ? `${run.failedNodeId ?? '-'}: ${run.error ?? ''}` : '',
+  ])
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)))
+  const format = (cells: string[], paint: (text: string, column: number) => string) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : i === 6 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .map(paint)
+      .join('  ')
+      .trimEnd()
+  output.line(format(header, (text) => output.color.dim(text)))
+  for (const [index, cells] of rows.entries()) {
+    const paint = runs[index]!.status === 'success' ? output.color.green : output.color.red
+    output.line(format(cells, (text, column) => (column === 4 ? paint(text) : text)))
   }
 }
 

@@ -11,7 +11,7 @@ export function defineInitCommand(program: Command, context: CommandContext): vo
     .option('--template <name>', 'template from templates/ (default basic)', 'basic')
     .option('--id <projectId>', 'project id (default: from the folder name)')
     .option('--name <name>', 'project name (default: from the folder name)')
-    .option('--json', 'print { ok, dir, projectId, files } as JSON')
+    .option('--json', 'print { ok, dir, projectId, files, merged, kept } as JSON')
     .action(async (dir: string | undefined, flags: { project?: string; template: string; id?: string; name?: string }) => {
       const { createProjectFromTemplate, listTemplates } = await import('./templates.js')
       const { resolve, relative } = await import('node:path')
@@ -22,11 +22,13 @@ export function defineInitCommand(program: Command, context: CommandContext): vo
       }
       const result = await createProjectFromTemplate(target, flags.template, { projectId: flags.id, name: flags.name })
       const { output } = context
-      if (output.json) output.data({ ok: true, dir: target, projectId: result.projectId, files: result.files })
+      if (output.json) output.data({ ok: true, dir: target, projectId: result.projectId, files: result.files, merged: result.merged, kept: result.kept })
       else {
         const shown = relative(context.cwd, target) || '.'
         output.line(output.color.green(`created project "${result.projectId}" in ${shown}`))
         for (const file of result.files) output.line(`  ${file}`)
+        for (const file of result.merged) output.line(`  ${file} (flowctl's lines added)`)
+        for (const file of result.kept) output.line(output.color.dim(`  ${file} (already there, kept as it was)`))
         output.line('')
         output.line('next:')
         if (shown !== '.') output.line(`  cd ${shown}`)

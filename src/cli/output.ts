@@ -12,7 +12,8 @@ export interface Output {
   data(value: unknown): void
   /** A line on standard error. */
   error(text: string): void
-  problems(problems: Problem[]): void
+  /** Problems as file:line:column lines; on standard error unless `to` is 'stdout' (validate's own output). */
+  problems(problems: Problem[], to?: 'stdout' | 'stderr'): void
 }
 
 export interface OutputStreams {
@@ -30,10 +31,11 @@ export function createOutput(json: boolean, streams: OutputStreams): Output {
     line: (text = '') => void streams.stdout.write(text + '\n'),
     data: (value) => void streams.stdout.write(JSON.stringify(value, null, 2) + '\n'),
     error: (text) => void streams.stderr.write(text + '\n'),
-    problems(problems) {
+    problems(problems, to = 'stderr') {
+      const stream = to === 'stdout' ? streams.stdout : streams.stderr
       for (const problem of problems) {
         const text = formatProblem(problem)
-        streams.stderr.write((problem.severity === 'warning' ? color.yellow(text) : color.red(text)) + '\n')
+        stream.write((problem.severity === 'warning' ? color.yellow(text) : color.red(text)) + '\n')
       }
     },
   }

@@ -61,7 +61,9 @@ interface Io {
 }
 
 async function serve(dirs: string[], options: ServeOptions, stopRequested: Promise<void>, { out, err, env }: Io): Promise<void> {
-  const projects = await loadProjects(dirs, env, err)
+  const { projects, notFound } = await loadProjects(dirs, env, err)
+  // Nothing but missing projects: the same error (and exit code 2) as every other command gives.
+  if (projects.length === 0 && notFound.length === dirs.length && notFound[0]) throw notFound[0]
   const { Workspace } = await import('../http/workspace.js')
   const { openStore } = await import('../store/index.js')
   const workspace = new Workspace((project) => openStore(project, { env, writerThread: true }))
@@ -81,10 +83,14 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   const shutdown = new AbortController()
   const { createApp } = await import('../http/app.js')
   const { defaultUsersFile } = await import('../users/users-file.js')
+  // --users names the one file; otherwise the current folder's and each served project's own count.
+  const usersFile = options.users ?? defaultUsersFile(process.cwd())
+  const projectUsersFiles = options.users ? [] : workspace.list().map((entry) => defaultUsersFile(entry.project.dir))
   const app = createApp(workspace, {
     trustProxy: Boolean(options.trustProxy),
     quiet: Boolean(options.quiet),
-    usersFile: options.users ?? defaultUsersFile(process.cwd()),
+    usersFile,
+    projectUsersFiles,
     cronSecret: env.CRON_SECRET || undefined,
     signal: shutdown.signal,
     log: out,
@@ -105,12 +111,17 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     await watchers?.close()
     await workspace.close()
     if (isFlowctlError(error)) throw error
-    throw new FlowctlError('USAGE', `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
+    throw listenError(error, host, port)
   }
   const baseUrl = server.url
 
   const stopCron = options.cron ? (await import('../http/cron-timer.js')).startCronTimer(workspace, err) : null
-  printUrls(workspace.list().map((entry) => entry.project), baseUrl, Boolean(options.json), out)
+  const served = workspace.list().map((entry) => entry.project)
+  printUrls(served, baseUrl, Boolean(options.json), out)
+  if (!options.json) {
+    out(`  Users    ${await describeUsersFiles([usersFile, ...projectUsersFiles])}`)
+    for (const hint of startupHints(served, env, Boolean(options.cron))) err(hint)
+  }
   options.onListening?.(baseUrl)
 
   await stopRequested
@@ -122,9 +133,21 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   await workspace.close()
 }
 
-async function loadProjects(dirs: string[], env: NodeJS.ProcessEnv, err: (line: string) => void): Promise<Project[]> {
+/** listhen reports a busy port as "Unable to find an available port"; say it plainly. */
+function listenError(error: unknown, host: string, port: number): FlowctlError {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  if (code === 'EADDRINUSE' || /available port/i.test(message)) {
+    return new FlowctlError('LISTEN_FAILED', `port ${port} on ${host} is already in use (another flowctl serve?); stop it, or choose a free port with --port N or PORT=N`, { cause: error })
+  }
+  if (code === 'EACCES') return new FlowctlError('LISTEN_FAILED', `no permission to listen on ${host}:${port}; choose a port above 1023 with --port N`, { cause: error })
+  return new FlowctlError('LISTEN_FAILED', `cannot listen on ${host}:${port}: ${message}`, { cause: error })
+}
+
+async function loadProjects(dirs: string[], env: NodeJS.ProcessEnv, err: (line: string) => void): Promise<{ projects: Project[]; notFound: FlowctlError[] }> {
   const { loadProject } = await import('../project/load.js')
   const projects: Project[] = []
+  const notFound: FlowctlError[] = []
   const ids = new Map<string, string>()
   for (const dir of dirs) {
     try {
@@ -140,16 +163,44 @@ async function loadProjects(dirs: string[], env: NodeJS.ProcessEnv, err: (line: 
       projects.push(project)
     } catch (error) {
       if (!isFlowctlError(error)) throw error
+      if (error.code === 'PROJECT_NOT_FOUND') {
+        notFound.push(error)
+        if (dirs.length > 1) err(`error: ${error.message}`)
+        continue
+      }
       err(`error: ${dir}: ${error.message}`)
       for (const problem of error.problems) err(formatProblem(problem))
     }
   }
-  return projects
+  return { projects, notFound }
 }
 
 async function startWatching(workspace: import('../http/workspace.js').Workspace, log: (line: string) => void) {
   const { watchProjects } = await import('../http/reload.js')
   return watchProjects(workspace, { log })
+}
+
+/** The users files that exist and how many users each holds, for the banner (a valid token's 401 starts here). */
+async function describeUsersFiles(files: string[]): Promise<string> {
+  const { readUsers } = await import('../users/users-file.js')
+  const { existsSync } = await import('node:fs')
+  const found: string[] = []
+  for (const file of new Set(files)) {
+    if (!existsSync(file)) continue
+    const count = await readUsers(file).then((users) => String(users.length), () => 'unreadable, no')
+    found.push(`${file} (${count} user${count === '1' ? '' : 's'})`)
+  }
+  return found.length ? found.join(', ') : `none yet: ${files[0]} (add one with flowctl users add NAME --grant PROJECT_ID=viewer)`
+}
+
+/** What the scheduler endpoint will and will not do, said once at start-up (nothing with --cron). */
+export function startupHints(projects: Project[], env: NodeJS.ProcessEnv, cron: boolean): string[] {
+  if (cron || env.CRON_SECRET) return []
+  const scheduled = projects.some((project) => [...project.flows.values()].some((flow) => flow.schedule?.enabled))
+  return [
+    `note: POST /api/cron/tick is disabled because CRON_SECRET is not set${scheduled ? ', and schedules exist: nothing runs them' : ''}; ` +
+      'use serve --cron, flowctl tick from crontab, or set CRON_SECRET for an external timer',
+  ]
 }
 
 function printUrls(projects: Project[], baseUrl: string, json: boolean, out: (line: string) => void): void {

@@ -19,12 +19,27 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
     .command('users')
     .description('add, list, grant and remove the users who may read OpenAPI documents and run history')
     .option('--users <file>', 'users file (default .flowctl/users.yaml of the current folder)')
+    .addHelpText('after', '\nserve reads the .flowctl/users.yaml of the folder it starts in and of each project it serves (or only --users FILE).')
 
   async function usersFile(local?: string): Promise<string> {
     const { resolve } = await import('node:path')
     const { defaultUsersFile } = await import('../users/users-file.js')
     const option = local ?? (users.opts() as { users?: string }).users
     return option ? resolve(context.cwd, option) : defaultUsersFile(context.cwd)
+  }
+
+  /**
+   * A grant for a project this folder does not hold is most likely a typo: warn, naming the project
+   * that is here (the grant is still written: the users file may serve projects elsewhere).
+   */
+  async function warnUnknownProjects(projectIds: string[]): Promise<void> {
+    const { readProjectId } = await import('../project/settings.js')
+    const here = await readProjectId(context.cwd)
+    for (const projectId of projectIds) {
+      if (projectId === here) continue
+      const where = here ? `the project in this folder is "${here}"` : `there is no flowctl project in ${context.cwd}`
+      context.output.error(context.output.color.yellow(`warning: granted a role on project "${projectId}", but ${where}; check the spelling`))
+    }
   }
 
   users
@@ -37,11 +52,13 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
     .action(async (name: string, flags: { grant?: string[]; users?: string }) => {
       const { addUser } = await import('../users/users-file.js')
       const grants = Object.fromEntries((flags.grant ?? []).map(parseGrant))
-      const created = await addUser(await usersFile(flags.users), name, grants)
+      const file = await usersFile(flags.users)
+      const created = await addUser(file, name, grants)
+      await warnUnknownProjects(Object.keys(grants))
       const { output } = context
       if (output.json) output.data({ name: created.name, token: created.token })
       else {
-        output.line(`added user ${created.name}`)
+        output.line(`added user ${created.name} to ${file}`)
         output.line(`token: ${created.token}`)
         output.line(output.color.dim('Store it now: it is shown only once, and only its hash is kept.'))
       }
@@ -58,6 +75,7 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
       const { grantUser } = await import('../users/users-file.js')
       const [projectId, role] = parseGrant(grant)
       await grantUser(await usersFile(flags.users), name, projectId, role)
+      await warnUnknownProjects([projectId])
       if (context.output.json) context.output.data({ ok: true, name, projectId, role })
       else context.output.line(`${name} is now ${role} of ${projectId}`)
     })
@@ -78,6 +96,23 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
           const grants = Object.entries(user.grants).map(([p, r]) => `${p}=${r}`).join(', ') || '(no access)'
           output.line(`${user.name.padEnd(20)} ${grants}`)
         }
+      }
+    })
+
+  users
+    .command('rotate')
+    .description('give a user a new token (printed once); the old token stops working at once')
+    .argument('<name>', 'user name')
+    .option('--users <file>', 'users file')
+    .option('--json', 'print { name, token }')
+    .action(async (name: string, flags: { users?: string }) => {
+      const { rotateToken } = await import('../users/users-file.js')
+      const rotated = await rotateToken(await usersFile(flags.users), name)
+      const { output } = context
+      if (output.json) output.data(rotated)
+      else {
+        output.line(`new token for ${rotated.name}: ${rotated.token}`)
+        output.line(output.color.dim('The old token no longer works. Store this one now: it is shown only once.'))
       }
     })
 

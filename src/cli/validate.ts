@@ -21,7 +21,8 @@ export function defineValidateCommand(program: Command, context: CommandContext)
         }))
         output.data({ ok: result.ok, problems })
       } else {
-        output.problems(result.problems)
+        // The problems are what validate is asked for: standard output, so `validate | less` shows them.
+        output.problems(result.problems, 'stdout')
         const errors = result.problems.filter((p) => p.severity === 'error').length
         const warnings = result.problems.length - errors
         const summary = `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`

@@ -13,7 +13,7 @@ interface ParameterValidator {
   location: Exclude<InputLocation, 'body'>
   validate: ValidateFunction
   /** Declared property names, and which of them are arrays (repeated query keys stay arrays). */
-  properties: { name: string; lookup: string; isArray: boolean }[]
+  properties: { name: string; lookup: string; isArray: boolean; isBoolean: boolean }[]
 }
 
 interface BodyValidator {
@@ -107,6 +107,7 @@ function compileInputs(inputs: StartInputs, flowAccept: readonly BodyType[]): Co
         name,
         lookup: location === 'headers' ? name.toLowerCase() : name,
         isArray: isArraySchema(property),
+        isBoolean: isPlainObject(property) && property.type === 'boolean',
       })),
     })
   }
@@ -137,14 +138,18 @@ function pickParameters(parameter: ParameterValidator, input: RunInput): Record<
   const source: Record<string, string | string[]> | undefined = input[parameter.location]
   const data: Record<string, unknown> = {}
   if (!source) return data
-  for (const { name, lookup, isArray } of parameter.properties) {
+  for (const { name, lookup, isArray, isBoolean } of parameter.properties) {
     if (!Object.hasOwn(source, lookup)) continue
     const value = source[lookup]
     if (value === undefined) continue
-    data[name] = Array.isArray(value) && !isArray ? value[0] : value
+    const single = Array.isArray(value) && !isArray ? value[0] : value
+    // ajv coerces only "true"/"false" to a boolean; `?verbose=1` is as common in URLs.
+    data[name] = isBoolean && typeof single === 'string' ? (BOOLEAN_TEXT[single] ?? single) : single
   }
   return data
 }
+
+const BOOLEAN_TEXT: Record<string, string> = { '1': 'true', '0': 'false' }
 
 function collectErrors(location: InputLocation, found: ErrorObject[] | null | undefined, into: string[]): void {
   for (const error of found ?? []) into.push(`${location}${pointerOf(error)}: ${error.message ?? 'is invalid'}`)

@@ -29,7 +29,7 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
     options,
     rateLimiter: new RateLimiter(),
     rejections: new RejectionCounter(),
-    users: new UsersCache(options.usersFile),
+    users: new UsersCache([options.usersFile, ...(options.projectUsersFiles ?? [])]),
     log: (line, always = false) => {
       if (always || !options.quiet) write(line)
     },

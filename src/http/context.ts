@@ -11,6 +11,8 @@ export interface AppOptions extends ClientOptions {
   quiet: boolean
   /** The users file of the workspace (signed-in readers of /api/openapi, /api/runs, /status). */
   usersFile: string
+  /** The served projects' own users files (`<project>/.flowctl/users.yaml`), read besides usersFile. */
+  projectUsersFiles?: string[]
   /** Where request log lines and unexpected errors go (default: standard error). */
   log?: (line: string) => void
   /** The tick secret (env CRON_SECRET); unset = every tick request is rejected. */

@@ -5,13 +5,13 @@
 // file with problems keeps its last good version (the loader does that) and its problems are logged.
 import { watch as watchFolder, type FSWatcher as FolderWatcher } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { extname, join, relative, resolve, sep } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
 import type { FSWatcher } from 'chokidar'
 import { formatProblem, isFlowctlError } from '../errors.js'
+import { isFlowFileName } from '../project/flow-file.js'
 import type { Project } from '../project/model.js'
 import type { Workspace } from './workspace.js'
 
-const FLOW_EXTENSIONS = new Set(['.yaml', '.yml', '.json'])
 /**
  * chokidar throttles `change` events and can drop the last of several quick writes to one file, so
  * every event is followed by a check of the file's stat this much later.
@@ -63,7 +63,7 @@ function isInside(path: string, folder: string): boolean {
 /** Files whose change means a reload. */
 export function isWatchedFile(paths: WatchedPaths, file: string): boolean {
   if (file === paths.settingsFile || file === paths.secretsFile) return true
-  return isInside(file, paths.flowsDir) && file !== paths.flowsDir && FLOW_EXTENSIONS.has(extname(file).toLowerCase())
+  return isInside(file, paths.flowsDir) && file !== paths.flowsDir && isFlowFileName(file)
 }
 
 /** chokidar's `ignored`: keep the folders on the way to the watched files, and those files. */
@@ -156,11 +156,22 @@ class ProjectWatcher {
 
   async #reload(): Promise<void> {
     if (this.#closed || this.#pending.size === 0) return
-    const changed = [...this.#pending]
+    const pending = [...this.#pending]
     this.#pending.clear()
+    // Several watchers report one write: a file whose version on disk was already loaded is skipped,
+    // so one save gives one reload and one message.
+    const changed: string[] = []
+    const signatures = new Map<string, string>()
+    for (const file of pending) {
+      const signature = await fileSignature(file)
+      if (this.#loaded.get(file) === signature) continue
+      this.#loaded.set(file, signature)
+      signatures.set(file, signature)
+      changed.push(file)
+    }
+    if (changed.length === 0) return
     const previous = this.project
     const files = changed.map((file) => relative(previous.dir, file) || file)
-    for (const file of changed) this.#loaded.set(file, await fileSignature(file))
     try {
       const { reloadProject } = await import('../project/load.js')
       const next = await reloadProject(previous, changed)
@@ -168,8 +179,17 @@ class ProjectWatcher {
       this.workspace.replace(next)
       this.project = next
       const problems = next.problems.filter((problem) => files.includes(problem.file))
-      if (problems.length) for (const problem of problems) this.options.log(`${next.settings.projectId}: ${formatProblem(problem)}`)
-      else this.options.log(`reloaded ${files.join(', ')}`)
+      for (const problem of problems) this.options.log(`${next.settings.projectId}: ${formatProblem(problem)}`)
+      const failed = new Set(problems.filter((problem) => problem.severity === 'error').map((problem) => problem.file))
+      const known = new Set([...previous.flows.values()].map((flow) => flow.file))
+      const said = changed.map((file, i) => {
+        const name = files[i]!
+        if (signatures.get(file) === 'missing') return `removed ${name}`
+        if (failed.has(name)) return null
+        return known.has(name) || !isFlowFileName(name) ? `reloaded ${name}` : `added ${name}`
+      })
+      const lines = said.filter((line): line is string => line !== null)
+      if (lines.length) this.options.log(`${next.settings.projectId}: ${lines.join(', ')}`)
       const paths = watchedPaths(next)
       if (paths.flowsDir !== this.#paths.flowsDir || paths.secretsFile !== this.#paths.secretsFile) await this.#rewatch(paths)
     } catch (error) {

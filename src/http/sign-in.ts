@@ -1,9 +1,31 @@
 // Signed-in users of the read APIs (/api/openapi, /api/runs, /status details): a bearer user token
-// checked against the users file. The file is read once and again only when its mtime changes.
+// checked against the users files (the workspace's, then each served project's own). Each file is
+// read once and again only when its mtime changes.
 import { stat } from 'node:fs/promises'
 import { authenticateToken, readUsers, roleFor, type Role, type UserEntry } from '../users/users-file.js'
 
 export class UsersCache {
+  readonly #files: UsersFileCache[]
+
+  constructor(files: string | string[]) {
+    this.#files = [...new Set(typeof files === 'string' ? [files] : files)].map((file) => new UsersFileCache(file))
+  }
+
+  async users(): Promise<UserEntry[]> {
+    if (this.#files.length === 1) return this.#files[0]!.users()
+    return (await Promise.all(this.#files.map((file) => file.users()))).flat()
+  }
+
+  /** The user whose token is in `Authorization: Bearer <token>`, or null. */
+  async signIn(headers: Headers): Promise<UserEntry | null> {
+    const header = headers.get('authorization')
+    const match = header ? /^bearer\s+(\S+)\s*$/i.exec(header) : null
+    if (!match) return null
+    return authenticateToken(await this.users(), match[1]!)
+  }
+}
+
+class UsersFileCache {
   #mtimeMs = -1
   #users: UserEntry[] = []
 
@@ -30,14 +52,6 @@ export class UsersCache {
       }
     }
     return this.#users
-  }
-
-  /** The user whose token is in `Authorization: Bearer <token>`, or null. */
-  async signIn(headers: Headers): Promise<UserEntry | null> {
-    const header = headers.get('authorization')
-    const match = header ? /^bearer\s+(\S+)\s*$/i.exec(header) : null
-    if (!match) return null
-    return authenticateToken(await this.users(), match[1]!)
   }
 }
 

@@ -29,6 +29,8 @@ export interface ProjectStatus {
   projectId: string
   name: string
   ok: boolean
+  /** Why `ok` is false, in words for the page (empty when ok). */
+  reasons: string[]
   store: { kind: string | null; ok: boolean; error: string | null }
   heartbeat: HeartbeatView
   flows: FlowView[]
@@ -40,7 +42,10 @@ export interface ProjectStatus {
 }
 
 export interface StatusView {
+  /** False when a project has load errors, a store is unreachable, or schedules exist and the heartbeat is stale. */
   ok: boolean
+  /** Why `ok` is false (empty when ok); shown to every viewer, without project details. */
+  reasons: string[]
   heartbeat: HeartbeatView
   /** Present only for a viewer allowed to see details. */
   projects?: ProjectStatus[]
@@ -61,8 +66,15 @@ export async function buildStatus(context: AppContext, viewer: Viewer, now: Date
     }),
   )
   const latest = heartbeats.map((h) => h.heartbeat.at).filter((at): at is string => at !== null).sort().at(-1) ?? null
-  const storesOk = heartbeats.every((h) => h.store !== null)
-  const view: StatusView = { ok: storesOk, heartbeat: heartbeatView(latest, now) }
+  const reasons: string[] = []
+  const count = (n: number, one: string, many: string) => (n === 1 ? one : `${n} ${many}`)
+  const unreachable = heartbeats.filter((h) => h.store === null).length
+  if (unreachable) reasons.push(`${count(unreachable, 'a store is', 'stores are')} unreachable`)
+  const broken = entries.filter((entry) => hasLoadErrors(entry.project)).length
+  if (broken) reasons.push(`${count(broken, 'a project has', 'projects have')} load errors`)
+  const unticked = heartbeats.filter((h, i) => h.heartbeat.stale && hasSchedules(entries[i]!.project)).length
+  if (unticked) reasons.push(`the scheduler heartbeat is stale while schedules exist (${count(unticked, 'one project', 'projects')})`)
+  const view: StatusView = { ok: reasons.length === 0, reasons, heartbeat: heartbeatView(latest, now) }
   if (viewer.kind === 'public') return view
 
   const visible = heartbeats.filter((h) => viewer.kind === 'all' || viewer.projectIds.has(h.projectId))
@@ -108,10 +120,15 @@ async function projectStatus(
     }))
     .sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
   const problems = project.problems.map(formatProblem)
+  const reasons: string[] = []
+  if (error !== null) reasons.push('the store is unreachable')
+  if (hasLoadErrors(project)) reasons.push('flow files have load errors (see Load problems)')
+  if (heartbeat.stale && hasSchedules(project)) reasons.push('schedules exist but the scheduler heartbeat is stale: nothing is ticking (serve --cron, flowctl tick or POST /api/cron/tick)')
   return {
     projectId,
     name: project.settings.name,
-    ok: error === null && !project.problems.some((p) => p.severity === 'error'),
+    ok: reasons.length === 0,
+    reasons,
     store: { kind: store?.kind ?? null, ok: error === null, error },
     heartbeat,
     flows,
@@ -121,6 +138,15 @@ async function projectStatus(
     recentRuns,
     recentFailures,
   }
+}
+
+function hasLoadErrors(project: Project): boolean {
+  return project.problems.some((p) => p.severity === 'error')
+}
+
+function hasSchedules(project: Project): boolean {
+  for (const flow of project.flows.values()) if (flow.schedule?.enabled) return true
+  return false
 }
 
 async function heartbeatOf(store: Store, projectId: string, now: Date): Promise<HeartbeatView> {

@@ -17,6 +17,22 @@ th{color:#5b6570;font-weight:600}code{font:13px/1.4 ui-monospace,Menlo,Consolas,
 ul.problems{margin:4px 0;padding-left:20px;color:#b3261e}
 `)
 
+/** `2026-03-29 03:00 CEST`: a time as the schedule's own zone shows it (the UTC time is shown beside it). */
+export function inZone(iso: string, timeZone: string): string {
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return iso
+  try {
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
+        .formatToParts(date)
+        .map((part) => [part.type, part.value]),
+    )
+    return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${parts.timeZoneName}`
+  } catch {
+    return iso
+  }
+}
+
 function badge(ok: boolean, yes: string, no: string): SafeHtml {
   return ok ? html`<span class="badge ok">${yes}</span>` : html`<span class="badge bad">${no}</span>`
 }
@@ -39,12 +55,17 @@ ${runs.map(
 )}</table>`
 }
 
+function reasonList(reasons: string[]): SafeHtml | string {
+  return reasons.length ? html`<ul class="problems reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''
+}
+
 function projectSection(project: ProjectStatus): SafeHtml {
   const rejected = Object.entries(project.rejected)
   const zones = new Map(project.schedules.map((s) => [s.flow, s.timezone]))
   const zoneOf = (flow: string) => zones.get(flow)
   return html`<section>
 <h2>${project.name} <code class="muted">${project.projectId}</code> ${badge(project.ok, 'healthy', 'needs attention')}</h2>
+${reasonList(project.reasons)}
 <p>Store: ${project.store.kind ?? 'not open'} ${badge(project.store.ok, 'available', 'unavailable')}
 ${project.store.error ? html`<span class="bad">${project.store.error}</span>` : ''}
 · Scheduler heartbeat: ${project.heartbeat.at ?? 'never'} ${badge(!project.heartbeat.stale, 'fresh', 'stale')}
@@ -76,6 +97,7 @@ export function renderStatusPage(view: StatusView): string {
 <meta http-equiv="refresh" content="15"><title>flowctl status</title><style>${STYLE}</style></head>
 <body><main>
 <h1>flowctl status ${badge(view.ok, 'ok', 'degraded')}</h1>
+${reasonList(view.reasons)}
 <p>Scheduler heartbeat: ${view.heartbeat.at ?? 'never'} ${badge(!view.heartbeat.stale, 'fresh', 'stale')}
 <span class="muted">(stale when older than two minutes)</span></p>
 ${view.projects

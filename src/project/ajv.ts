@@ -1,6 +1,7 @@
 // The validators the loader uses. Our own schemas (file shapes, node settings) run precompiled
 // validators (generated/, built by `npm run build`); ajv itself is loaded only when something must
 // be compiled: the user's schemas, or our schemas when the generated code is out of date.
+import { didYouMean } from './suggest.js'
 import { createRequire } from 'node:module'
 import type { Ajv, ValidateFunction } from 'ajv'
 import type { NodeKind } from '../nodes/types.js'
@@ -94,9 +95,16 @@ function checkAgainstMetaSchema(schema: JsonSchema): { valid: boolean; errors: V
 export function inputSchemaProblem(schema: JsonSchema): { path: string[]; message: string } | null {
   const { valid, errors } = checkAgainstMetaSchema(schema)
   if (valid) return null
-  const first = errors?.[0]
+  // An enum problem (such as a misspelt `type`) says more than the anyOf around it: prefer it, with its values.
+  const first = errors?.find((error) => error.keyword === 'enum') ?? errors?.[0]
   const path = (first?.instancePath ?? '').split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-  return { path, message: `${path.length ? `${path.join('.')} ` : ''}${first?.message ?? 'is not valid'}` }
+  const where = path.length ? `${path.join('.')} ` : ''
+  if (first?.keyword === 'enum') {
+    const values = ((first.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String)
+    const hint = typeof first.data === 'string' ? didYouMean(first.data, values) : ''
+    return { path, message: `${where}must be one of: ${values.join(', ')} (not ${JSON.stringify(first.data)})${hint}` }
+  }
+  return { path, message: `${where}${first?.message ?? 'is not valid'}` }
 }
 
 /**

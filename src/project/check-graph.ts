@@ -1,6 +1,7 @@
 // The graph of a flow: `next` shapes and targets, reachability from the Start node, loops, and
 // which nodes run before which (what a `{{ reference }}` may name).
 import type { NodeEntry } from './node-entries.js'
+import { didYouMean } from './suggest.js'
 import { article } from './node-entries.js'
 import type { ProblemCollector, SourcePath } from './yaml-source.js'
 
@@ -86,7 +87,7 @@ export function checkGraph(allEntries: NodeEntry[], startId: string | null, coll
     const edges: Edge[] = []
     for (const edge of readEdges(entry, collector)) {
       if (!byId.has(edge.to)) {
-        collector.error(edge.at, `${entry.label}: next points to "${edge.to}", which is not a node id of this flow`)
+        collector.error(edge.at, `${entry.label}: next points to "${edge.to}", which is not a node id of this flow${didYouMean(edge.to, byId.keys())}`)
         continue
       }
       edges.push(edge)

@@ -1,6 +1,7 @@
 // `{{ references }}` and `${secrets.X}` in node settings: well-formed, rooted at `run` or at a node
 // that runs before, and secrets that exist (a warning: they may be supplied at run time).
 import { parseTemplate, hasTemplate, TemplateSyntaxError } from '../flow/template.js'
+import { didYouMean } from './suggest.js'
 import type { GraphInfo } from './check-graph.js'
 import type { Secrets } from './model.js'
 import type { NodeEntry } from './node-entries.js'
@@ -61,8 +62,11 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
             continue
           }
           const target = byRefName.get(root ?? '')
-          if (!target) {
-            collector.error(at, `${entry.label}: ${shown} refers to "${root}", which is not a node of this flow (known names: ${roots})`)
+          if (!target && root === 'secrets' && field !== undefined) {
+            collector.error(at, `${entry.label}: ${shown} is not how a secret is written; use "\${secrets.${field}}"`)
+          } else if (!target) {
+            const hint = didYouMean(root ?? '', ['run', ...byRefName.keys()])
+            collector.error(at, `${entry.label}: ${shown} refers to "${root}", which is not a node of this flow${hint} (known names: ${roots})`)
           } else if (context.graph.reachable.has(entry.node.id) && !context.graph.upstream.get(entry.node.id)?.has(target.node.id)) {
             collector.error(at, `${entry.label}: ${shown} refers to "${root}" (${target.label}), which does not run before this node`)
           }

@@ -14,6 +14,17 @@ import { parseYamlSource, ProblemCollector, type SourcePath } from './yaml-sourc
 
 export const FLOW_FILE_EXTENSIONS = ['.yaml', '.yml', '.json']
 
+/**
+ * Whether a file name in the flows folder is a flow file: a flow extension and not hidden, so an
+ * editor's `.hello-copy.yaml` or macOS's `._hello.yaml` is never loaded as a flow.
+ */
+export function isFlowFileName(name: string): boolean {
+  const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1)
+  if (base.startsWith('.')) return false
+  const dot = base.lastIndexOf('.')
+  return dot > 0 && FLOW_FILE_EXTENSIONS.includes(base.slice(dot).toLowerCase())
+}
+
 export interface FlowFileContext {
   timezone: string
   secrets: Secrets
@@ -41,7 +52,7 @@ export interface FlowFileResult {
 
 export function checkFlowFile(file: string, text: string, context: FlowFileContext): FlowFileResult {
   const version = createHash('sha1').update(text).digest('hex')
-  const source = parseYamlSource(text)
+  const source = parseYamlSource(text, { json: extname(file).toLowerCase() === '.json' })
   const collector = new ProblemCollector(file, source)
   const result = (slug: string | null, slugAt: SourcePath, flow: Flow | null): FlowFileResult => ({
     file, version, slug, slugAt, problems: collector.problems, flow: collector.hasErrors ? null : flow, collector,

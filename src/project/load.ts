@@ -2,9 +2,9 @@
 // Reloading re-reads only the files that changed and keeps the last good version of a flow whose
 // file became invalid (serve goes on serving it).
 import { readdir, readFile } from 'node:fs/promises'
-import { dirname, extname, join, relative, resolve, sep } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { FlowctlError } from '../errors.js'
-import { checkFlowFile, FLOW_FILE_EXTENSIONS, type FlowFileResult } from './flow-file.js'
+import { checkFlowFile, isFlowFileName, type FlowFileResult } from './flow-file.js'
 import type { Flow, Problem, Project, Secrets } from './model.js'
 import { crossFileProblems } from './cross-file.js'
 import { loadSecrets } from './secrets.js'
@@ -68,7 +68,7 @@ export async function reloadProject(previous: Project, changedPaths: string[]): 
   }
   const files = new Map(state.files)
   for (const path of changed) {
-    if (dirname(path) !== flowsDir || !FLOW_FILE_EXTENSIONS.includes(extname(path).toLowerCase())) continue
+    if (dirname(path) !== flowsDir || !isFlowFileName(path)) continue
     const file = relative(dir, path).split(sep).join('/')
     const result = await readFlowFile(dir, file, state.settings, state.secrets)
     if (result) files.set(file, result)
@@ -83,7 +83,7 @@ async function listFlowFiles(dir: string, settings: SettingsResult): Promise<str
   let names: string[]
   try {
     const entries = await readdir(resolve(dir, folder), { withFileTypes: true })
-    names = entries.filter((e) => e.isFile() && FLOW_FILE_EXTENSIONS.includes(extname(e.name).toLowerCase())).map((e) => e.name)
+    names = entries.filter((e) => e.isFile() && isFlowFileName(e.name)).map((e) => e.name)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return null

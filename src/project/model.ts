@@ -155,6 +155,11 @@ export interface ProjectSettings {
   timezone: string
   /** `embedded` or a postgres:// URL; may contain `${secrets.X}` (resolve with `resolveSecrets`). */
   database: string
+  /**
+   * PostgreSQL schema of flowctl's tables (`database: { url, schema }`); default `flowctl`, so they
+   * never mix with an application's tables in `public`. Unused by the embedded store.
+   */
+  databaseSchema?: string
   /** Dotenv file relative to the project folder (default `.env`). */
   secrets: string
   limits: ProjectLimits

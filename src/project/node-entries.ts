@@ -5,6 +5,7 @@ import { settingsValidator } from './ajv.js'
 import type { FlowNode } from './model.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { referenceName } from './slug.js'
+import { didYouMean } from './suggest.js'
 import { positionAt, type ProblemCollector, type SourcePath } from './yaml-source.js'
 
 /** A node being loaded: the model node plus what the later checks need. */
@@ -46,7 +47,10 @@ export function readNodeEntries(nodes: unknown, collector: ProblemCollector): No
     const kind = typeof raw.type === 'string' ? getNodeKind(raw.type) : undefined
     const known = [...nodeKinds.keys()].join(', ')
     if (raw.type === undefined) collector.error(path, `${label} needs a "type" (one of: ${known})`)
-    else if (!kind) collector.error([...path, 'type'], `${label}: "${String(raw.type)}" is not a node type; use one of: ${known}`)
+    else if (!kind) {
+      const hint = typeof raw.type === 'string' ? didYouMean(raw.type, nodeKinds.keys()) : ''
+      collector.error([...path, 'type'], `${label}: "${String(raw.type)}" is not a node type${hint}; use one of: ${known}`)
+    }
 
     let name = id
     if (raw.name !== undefined) {

@@ -1,6 +1,7 @@
 // Turns ajv errors into messages for the person who wrote the file: one per mistake, in their words,
 // with the source path of the YAML node to point at.
 import type { ErrorObject } from 'ajv'
+import { didYouMean } from './suggest.js'
 
 export interface SchemaIssue {
   /** Source path relative to the validated value. */
@@ -88,7 +89,11 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], data: unkno
     issues.push(
       value === undefined
         ? { path, key: false, message: `${where(path)} needs "${property}" (one of: ${allowed.map(show).join(', ')})` }
-        : { path: [...path, property], key: false, message: `${where([...path, property])} must be one of: ${allowed.map(show).join(', ')} (not "${show(value)}")` },
+        : {
+            path: [...path, property],
+            key: false,
+            message: `${where([...path, property])} must be one of: ${allowed.map(show).join(', ')} (not "${show(value)}")${typeof value === 'string' ? didYouMean(value, allowed.map(show)) : ''}`,
+          },
     )
   }
   for (const error of kept) {
@@ -101,7 +106,8 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], data: unkno
         const atRoot = path.length === 0 && prefix.length === 0
         const own = Object.keys((error.parentSchema?.properties ?? {}) as object)
         const allowed = [...(atRoot ? options.rootKeys ?? [] : []), ...own]
-        const message = atRoot ? `"${name}" is not a setting of ${options.rootName}` : `"${name}" is not allowed in ${here}`
+        const hint = didYouMean(name, allowed)
+        const message = atRoot ? `"${name}" is not a setting of ${options.rootName}${hint}` : `"${name}" is not allowed in ${here}${hint}`
         issues.push({ path: [...path, name], key: true, message: allowed.length ? `${message} (allowed: ${allowed.join(', ')})` : message })
         break
       }
@@ -114,8 +120,9 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], data: unkno
         break
       }
       case 'enum': {
-        const allowed = (params.allowedValues as unknown[]).map(show).join(', ')
-        issues.push({ path, key: false, message: `${here} must be one of: ${allowed} (not "${show(error.data)}")` })
+        const values = (params.allowedValues as unknown[]).map(show)
+        const hint = typeof error.data === 'string' ? didYouMean(error.data, values) : ''
+        issues.push({ path, key: false, message: `${here} must be one of: ${values.join(', ')} (not "${show(error.data)}")${hint}` })
         break
       }
       case 'const':

@@ -13,6 +13,8 @@ import { parseYamlSource, ProblemCollector, type YamlSource } from './yaml-sourc
 export const PROJECT_FILE = 'flowctl.yaml'
 const PROJECT_ID = /^[a-z0-9][a-z0-9_-]*$/
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000
+/** PostgreSQL schema of flowctl's tables unless `database.schema` says otherwise. */
+export const DEFAULT_DATABASE_SCHEMA = 'flowctl'
 
 export interface SettingsResult {
   settings: ProjectSettings
@@ -46,6 +48,16 @@ export async function readProjectSettings(dir: string): Promise<SettingsResult> 
   const raw = asRecord(source.data)
   if (source.syntaxErrors.length === 0) checkShape(source.data ?? {}, raw, collector)
   return { settings: buildSettings(raw), collector, source, text }
+}
+
+/** The projectId of the project in `dir`, or null when there is none (or it cannot be read). */
+export async function readProjectId(dir: string): Promise<string | null> {
+  try {
+    const { settings, collector } = await readProjectSettings(dir)
+    return collector.hasErrors ? null : settings.projectId
+  } catch {
+    return null
+  }
 }
 
 function checkShape(data: unknown, raw: Raw, collector: ProblemCollector): void {
@@ -95,7 +107,9 @@ function buildSettings(raw: Raw): ProjectSettings {
     name: typeof raw.name === 'string' ? raw.name : '',
     flows: stringOr(raw.flows, 'flows'),
     timezone,
-    database: stringOr(raw.database, 'embedded'),
+    // `database: URL` or `database: { url, schema }`.
+    database: stringOr(typeof raw.database === 'object' ? asRecord(raw.database).url : raw.database, 'embedded'),
+    databaseSchema: stringOr(asRecord(raw.database).schema, DEFAULT_DATABASE_SCHEMA),
     secrets: stringOr(raw.secrets, '.env'),
     limits: buildLimits(asRecord(raw.limits)),
     notify: buildNotify(asRecord(raw.notify), timezone),

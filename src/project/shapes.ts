@@ -119,7 +119,17 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
     name: { type: 'string', minLength: 1 },
     flows: { type: 'string', minLength: 1 },
     timezone: { type: 'string' },
-    database: { type: 'string', minLength: 1 },
+    database: {
+      description: '"embedded", a postgres:// URL, or { url, schema } (schema: PostgreSQL schema of flowctl\'s tables, default flowctl).',
+      type: ['string', 'object'],
+      minLength: 1,
+      additionalProperties: false,
+      required: ['url'],
+      properties: {
+        url: { type: 'string', minLength: 1 },
+        schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
+      },
+    },
     secrets: { type: 'string', minLength: 1 },
     limits: {
       type: 'object',

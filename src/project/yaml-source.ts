@@ -1,5 +1,5 @@
 // YAML (and JSON) source files parsed with positions, so every problem can point at the exact node.
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml'
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type YAMLError } from 'yaml'
 import type { Position, Problem } from './model.js'
 
 export type SourcePath = readonly (string | number)[]
@@ -13,17 +13,69 @@ export interface YamlSource {
   syntaxErrors: { pos: Position; message: string }[]
 }
 
-export function parseYamlSource(text: string): YamlSource {
+/**
+ * Parses a flow or settings file. With `json` (a `.json` file) the text is checked as JSON first, so
+ * a broken JSON file is reported as JSON; valid JSON is then read as YAML (it is YAML) for positions.
+ */
+export function parseYamlSource(text: string, options: { json?: boolean } = {}): YamlSource {
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { lineCounter, prettyErrors: true })
-  const syntaxErrors = doc.errors.map((error) => {
-    const at = error.linePos?.[0] ?? { line: 1, col: 1 }
-    // yaml appends " at line L, column C:" and a code frame; the position is reported separately.
-    const message = (error.message.split(/ at line \d+, column \d+/)[0] ?? error.message).trim()
-    return { pos: { line: at.line, column: at.col }, message: `YAML syntax error: ${message}` }
-  })
+  const jsonError = options.json ? jsonSyntaxError(text, lineCounter) : null
+  if (jsonError) return { doc, lineCounter, data: null, syntaxErrors: [jsonError] }
+  // One mistake often makes the parser report several errors after it: only the first is the author's.
+  const first = doc.errors[0]
+  const syntaxErrors = first ? [yamlSyntaxError(text, first, lineCounter)] : []
   const data = syntaxErrors.length > 0 ? null : doc.toJS({ maxAliasCount: 1000 })
   return { doc, lineCounter, data, syntaxErrors }
+}
+
+function yamlSyntaxError(text: string, error: YAMLError, lineCounter: LineCounter): { pos: Position; message: string } {
+  // A flow map or list left open is reported where the parser gave up (often lines later): point at its opening bracket.
+  const unclosed = /end with an? ([}\]])/.exec(error.message)
+  if (unclosed) {
+    const opener = unclosedOpener(text, error.pos[0], unclosed[1] === '}' ? '{' : '[')
+    if (opener !== null) {
+      const { line, col } = lineCounter.linePos(opener)
+      return { pos: { line, column: col }, message: `YAML syntax error: this "${text[opener]}" is never closed; add "${unclosed[1]}" where it should end` }
+    }
+  }
+  const at = error.linePos?.[0] ?? { line: 1, col: 1 }
+  // yaml appends " at line L, column C:" and a code frame; the position is reported separately.
+  const message = (error.message.split(/ at line \d+, column \d+/)[0] ?? error.message).trim()
+  return { pos: { line: at.line, column: at.col }, message: `YAML syntax error: ${message}` }
+}
+
+/** Offset of the innermost `{` or `[` still open at `end` (quotes and comments skipped), or null. */
+function unclosedOpener(text: string, end: number, kind: '{' | '['): number | null {
+  const open: number[] = []
+  let quote: string | null = null
+  for (let i = 0; i < end && i < text.length; i++) {
+    const c = text[i]!
+    if (quote) {
+      if (c === '\\' && quote === '"') i++
+      else if (c === quote) quote = null
+      continue
+    }
+    if (c === '"' || c === "'") quote = c
+    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]!))) while (i < end && text[i] !== '\n') i++
+    else if (c === '{' || c === '[') open.push(i)
+    else if (c === '}' || c === ']') open.pop()
+  }
+  for (let j = open.length - 1; j >= 0; j--) if (text[open[j]!] === kind) return open[j]!
+  return null
+}
+
+function jsonSyntaxError(text: string, lineCounter: LineCounter): { pos: Position; message: string } | null {
+  try {
+    JSON.parse(text)
+    return null
+  } catch (error) {
+    const message = (error as Error).message
+    const offset = /at position (\d+)/.exec(message)?.[1]
+    const { line, col } = lineCounter.linePos(offset === undefined ? text.length : Number(offset))
+    const said = message.replace(/ in JSON at position \d+.*$/s, '').replace(/^Unexpected end of JSON input$/, 'the file ends too early')
+    return { pos: { line, column: col }, message: `JSON syntax error: ${said}` }
+  }
 }
 
 function keyText(key: unknown): string {

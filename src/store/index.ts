@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import type { Project } from '../project/model.js'
 import { resolveSecretText, secretNamesIn } from '../project/secrets.js'
+import { DEFAULT_DATABASE_SCHEMA } from '../project/settings.js'
 import type { Store } from './types.js'
 
 export type { Store } from './types.js'
@@ -39,7 +40,7 @@ export async function openStore(project: Project, options: OpenStoreOptions = {}
       )
     }
     const { openPostgresStore } = await import('./postgres.js')
-    return openPostgresStore(url)
+    return openPostgresStore(url, { schema: project.settings.databaseSchema ?? DEFAULT_DATABASE_SCHEMA, adoptPublicTables: true })
   }
   // Never echo the value: it may be a URL of another scheme with a password in it.
   const source = override ? 'FLOWCTL_DATABASE_URL' : '`database` in flowctl.yaml'

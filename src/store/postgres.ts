@@ -23,7 +23,14 @@ const TRIM_RETRY_MS = 100
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
-export async function openPostgresStore(url: string, options: { schema?: string } = {}): Promise<Store> {
+export interface PostgresStoreOptions {
+  /** Schema of flowctl's tables (created when missing; the connection's search_path). Default: the server's (public). */
+  schema?: string
+  /** Move the tables an earlier flowctl made in `public` into `schema` (see migratePostgres). */
+  adoptPublicTables?: boolean
+}
+
+export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
   const { schema } = options
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw new FlowctlError('USAGE', `schema "${schema}" must be lower-case letters, digits and underscores`)
@@ -47,7 +54,7 @@ export async function openPostgresStore(url: string, options: { schema?: string 
   try {
     const client = await pool.connect()
     try {
-      await migratePostgres(client, schema)
+      await migratePostgres(client, schema, { adoptPublicTables: options.adoptPublicTables })
     } finally {
       client.release()
     }

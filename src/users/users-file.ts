@@ -37,7 +37,7 @@ export async function addUser(file: string, name: string, grants: Record<string,
   for (const [projectId, role] of Object.entries(grants)) checkGrant(projectId, role)
   return changeUsers(file, (users) => {
     if (users.some((user) => user.name === name)) throw new FlowctlError('USAGE', `a user named "${name}" already exists`)
-    const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
+    const token = newToken()
     users.push({ name, tokenHash: hashToken(token), grants: { ...grants }, createdAt: new Date().toISOString() })
     return { users, result: { name, token } }
   })
@@ -50,6 +50,16 @@ export async function grantUser(file: string, name: string, projectId: string, r
     const user = findUser(users, name)
     user.grants = { ...user.grants, [projectId]: role }
     return { users, result: undefined }
+  })
+}
+
+/** Gives a user a new token (the old one stops working at once); their grants stay. */
+export async function rotateToken(file: string, name: string): Promise<{ name: string; token: string }> {
+  return changeUsers(file, (users) => {
+    const user = findUser(users, name)
+    const token = newToken()
+    user.tokenHash = hashToken(token)
+    return { users, result: { name, token } }
   })
 }
 
@@ -88,6 +98,10 @@ export function authenticateToken(users: UserEntry[], token: string): UserEntry 
 
 export function roleFor(user: UserEntry, projectId: string): Role | null {
   return Object.hasOwn(user.grants, projectId) ? (user.grants[projectId] ?? null) : null
+}
+
+function newToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url')
 }
 
 export function hashToken(token: string): string {

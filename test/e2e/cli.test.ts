@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { readFile, rm, writeFile, readdir } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, copyFixture, flowctl, makeTempDir, ROOT } from '../helpers.js'
 
@@ -100,7 +101,7 @@ describe('flowctl run on the example project', () => {
     expect(after).toBe(before)
   })
 
-  it('answers 204 with no body when no End node is reached', async () => {
+  it('answers 204 with no body (an End with status 204)', async () => {
     const result = await flowctl(['run', 'nightly-cleanup', '--project', project, '--json'])
     expect(result.exitCode).toBe(0)
     const response = JSON.parse(result.stdout)
@@ -198,13 +199,22 @@ describe('flowctl validate', () => {
     )
     const human = await flowctl(['validate', '--project', project])
     expect(human.exitCode).toBe(1)
-    expect(human.stderr).toMatch(/flows\/broken\.yaml:6:\d+: .*nowhere/)
-    expect(human.stderr).toMatch(/flows\/broken\.yaml:8:\d+: .*teleport/)
+    expect(human.stdout).toMatch(/flows\/broken\.yaml:6:\d+: .*nowhere/)
+    expect(human.stdout).toMatch(/flows\/broken\.yaml:8:\d+: .*teleport/)
     const json = await flowctl(['validate', '--project', project, '--json'])
     const report = JSON.parse(json.stdout)
     expect(report.ok).toBe(false)
     for (const problem of report.problems) expect(Object.keys(problem).sort()).toEqual(['column', 'file', 'line', 'message'])
     expect(report.problems.length).toBeGreaterThanOrEqual(2)
+  })
+})
+
+describe('the example project (npm start)', () => {
+  it('loads without a single warning', async () => {
+    const result = await flowctl(['validate', '--project', join(ROOT, 'fixtures', 'example')])
+    expect(result.exitCode).toBe(0)
+    expect(result.stderr).toBe('')
+    expect(result.stdout).toContain('0 warnings')
   })
 })
 
@@ -223,6 +233,36 @@ describe('flowctl init', () => {
     const again = await flowctl(['init', dir])
     expect(again.exitCode).toBe(2)
     expect(again.stderr).toContain('already has a flowctl.yaml')
+  })
+
+  it('adds to an existing repository: merges .gitignore, keeps existing files, refuses only a second flowctl.yaml', async () => {
+    const dir = await makeTempDir('flowctl-repo-')
+    await writeFile(join(dir, '.gitignore'), 'node_modules/\n.env')
+    await writeFile(join(dir, 'package.json'), '{"name":"app"}\n')
+    const created = await flowctl(['init', '--project', dir, '--id', 'app', '--json'])
+    expect(created.exitCode).toBe(0)
+    expect(JSON.parse(created.stdout)).toMatchObject({ ok: true, merged: ['.gitignore'], kept: [] })
+    // Existing lines stay, flowctl's missing line is added once, .env is not repeated.
+    expect(await readFile(join(dir, '.gitignore'), 'utf8')).toBe('node_modules/\n.env\n# flowctl\n.flowctl/\n')
+    expect(await readFile(join(dir, 'package.json'), 'utf8')).toBe('{"name":"app"}\n')
+    expect((await flowctl(['validate', '--project', dir])).exitCode).toBe(0)
+
+    const again = await flowctl(['init', '--project', dir])
+    expect(again.exitCode).toBe(2)
+    expect(again.stderr).toContain('already has a flowctl.yaml; nothing was written')
+    await rm(join(dir, 'flowctl.yaml'))
+    const third = await flowctl(['init', '--project', dir, '--id', 'app', '--json'])
+    expect(JSON.parse(third.stdout)).toMatchObject({ files: ['flowctl.yaml'], merged: [], kept: ['.env.example', 'flows/hello.yaml', '.gitignore'] })
+    expect(await readFile(join(dir, '.gitignore'), 'utf8')).toBe('node_modules/\n.env\n# flowctl\n.flowctl/\n')
+  })
+
+  it('writes a $schema that resolves on this machine to the flow schema', async () => {
+    const dir = join(await makeTempDir(), 'schema-check')
+    expect((await flowctl(['init', dir])).exitCode).toBe(0)
+    const flowFile = join(dir, 'flows', 'hello.yaml')
+    const reference = /\$schema=(\S+)/.exec(await readFile(flowFile, 'utf8'))?.[1] ?? ''
+    const schemaPath = reference.startsWith('file:') ? fileURLToPath(reference) : join(dir, 'flows', reference)
+    expect(JSON.parse(await readFile(schemaPath, 'utf8'))).toEqual(JSON.parse(await readFile(join(ROOT, 'schema', 'flow.schema.json'), 'utf8')))
   })
 })
 

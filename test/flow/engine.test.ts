@@ -86,9 +86,9 @@ describe('runFlow on the example project', () => {
     expect(await store.listRuns({ projectId: 'shop', limit: 1000 })).toHaveLength(before.length)
   })
 
-  it('nightly-cleanup: no End node → 204 without a body; run values reach the document', async () => {
+  it('nightly-cleanup: an End with status 204, no body; run values reach the document', async () => {
     const outcome = expectKind(await run('nightly-cleanup', { body: { reason: 'nightly' } }, { trigger: 'cron', method: 'CRON' }), 'response')
-    expect(outcome).toMatchObject({ status: 204, body: undefined, headers: {} })
+    expect(outcome).toMatchObject({ status: 204, body: null, headers: {} })
     expect(outcome.record).toMatchObject({ trigger: 'cron', method: 'CRON', status: 'success', httpStatus: 204, ports: [] })
     const logged = await store.listRuns({ projectId: 'shop', flow: 'nightly-cleanup' })
     expect(logged[0]?.id).toBe(outcome.runId)
@@ -204,6 +204,13 @@ describe('runFlow on hand-built flows', () => {
     const { flow, project } = project1([{ ...start, next: 'ghost' }])
     const failed = expectKind(await runFlow({ project, flow, store, trigger: 'cli', method: 'CLI', input: {} }), 'failed')
     expect(failed).toMatchObject({ nodeId: 'start', error: 'port "out" leads to node "ghost", which does not exist' })
+  })
+
+  it('no End node reached: 204 without a body', async () => {
+    const { flow, project } = project1([{ ...start, next: 'keep' }, { id: 'keep', type: 'set', name: 'Keep', values: { a: 1 } }])
+    const outcome = expectKind(await runFlow({ project, flow, store, trigger: 'cli', method: 'CLI', input: {} }), 'response')
+    expect(outcome).toMatchObject({ status: 204, body: undefined, headers: {} })
+    expect(outcome.record).toMatchObject({ status: 'success', httpStatus: 204, ports: [] })
   })
 
   it('a flow without a Start node cannot be run', async () => {

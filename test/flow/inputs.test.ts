@@ -38,6 +38,20 @@ describe('validateInputs', () => {
     if (result.ok) expect(Object.keys(result.values)).toEqual(['sku', 'qty', 'note', 'id', 'shop', 'dryRun', 'page', 'X-Tenant'])
   })
 
+  it.each([
+    ['1', true],
+    ['0', false],
+    ['true', true],
+    ['false', false],
+  ])('a boolean parameter accepts %s', (text, value) => {
+    const result = validateInputs(order, { ...valid, query: { dryRun: text } })
+    expect(result.ok && result.values.dryRun).toBe(value)
+  })
+
+  it('a boolean parameter still rejects other text', () => {
+    expect(validateInputs(order, { ...valid, query: { dryRun: 'maybe' } })).toEqual({ ok: false, errors: ['query/dryRun: must be boolean'] })
+  })
+
   it('keeps repeated query keys as arrays only for array-typed properties', () => {
     const result = validateInputs(order, { ...valid, query: { tag: ['a', 'b'], page: ['4', '5'] } })
     expect(result.ok && result.values).toMatchObject({ tag: ['a', 'b'], page: 4 })

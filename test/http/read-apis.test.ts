@@ -194,7 +194,7 @@ describe('/status and /api/status', () => {
   it('shows only health and the heartbeat to anyone else, even with a forged X-Forwarded-For', async () => {
     for (const init of [{}, { headers: { 'x-forwarded-for': '127.0.0.1' } }, asUser('flowctl_nobody')]) {
       const view = await (await remote.request('/api/status', init)).json()
-      expect(Object.keys(view).sort()).toEqual(['heartbeat', 'ok'])
+      expect(Object.keys(view).sort()).toEqual(['heartbeat', 'ok', 'reasons'])
       expect(Object.keys(view.heartbeat).sort()).toEqual(['at', 'stale'])
       const page = await (await remote.request('/status', init)).text()
       expect(page).not.toContain('order-status')

@@ -86,7 +86,7 @@ describe('Run API (SPEC §5.1)', () => {
     for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'PROPFIND', 'FOO']) {
       const response = await server.request('/api/run/shop/create-order', { method })
       expect(response.status, method).toBe(405)
-      expect(response.headers.get('allow')).toBe('POST')
+      expect(response.headers.get('allow')).toBe('POST, OPTIONS')
       if (method !== 'HEAD') expect(await response.json()).toEqual({ ok: false, errors: ['method not allowed'] })
     }
     const options = await server.request('/api/run/shop/create-order', { method: 'OPTIONS' })

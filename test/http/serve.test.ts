@@ -102,7 +102,7 @@ describe('serveCommand', () => {
     expect(stdout() + stderr()).toMatch(/flows\/greet\.yaml:\d+:\d+: /)
     // Deleting waits for chokidar's atomic-write window (100 ms) before the unlink is reported.
     times.push(await timed(() => rm(file), async () => (await fetch(url)).status === 404))
-    expect(stderr() + stdout()).toContain('reloaded flows/greet.yaml')
+    expect(stderr() + stdout()).toContain('shop: removed flows/greet.yaml')
     // Generous against CI noise; the aim (and the usual time) is well under 200 ms.
     for (const ms of times) expect(ms).toBeLessThan(1_000)
   })
@@ -213,20 +213,34 @@ describe('serveCommand', () => {
 })
 
 describe('serveCommand startup failures', () => {
-  it('throws FlowctlError when no project can be loaded, after printing why', async () => {
+  it('a folder without a project is the same error as for every command (exit 2), said once', async () => {
     const empty = await makeTempDir()
     const err = new PassThrough()
     const text = collect(err)
     await expect(serveCommand([empty], { port: 0, stdout: new PassThrough(), stderr: err, env: {} })).rejects.toMatchObject({
       name: 'FlowctlError',
+      code: 'PROJECT_NOT_FOUND',
+      exitCode: 2,
+      message: expect.stringContaining(empty),
+    })
+    expect(text()).toBe('')
+  })
+
+  it('throws FlowctlError (exit 1) when no project can be loaded, after printing why', async () => {
+    const broken = await copyFixture('example')
+    await writeFile(join(broken, 'flowctl.yaml'), 'projectId: [oops\n')
+    const err = new PassThrough()
+    const text = collect(err)
+    await expect(serveCommand([broken], { port: 0, stdout: new PassThrough(), stderr: err, env: {} })).rejects.toMatchObject({
+      name: 'FlowctlError',
       exitCode: 1,
     })
-    expect(text()).toContain(empty)
+    expect(text()).toContain(broken)
   })
 })
 
 describe('serveCommand on a port in use', () => {
-  it('fails with a usage error instead of moving to another port', async () => {
+  it('fails (exit 1, not a usage error) instead of moving to another port', async () => {
     const busy = createServer()
     await new Promise<void>((ready) => busy.listen(0, '127.0.0.1', () => ready()))
     const port = (busy.address() as { port: number }).port
@@ -234,7 +248,7 @@ describe('serveCommand on a port in use', () => {
       const dir = await copyFixture('example')
       await expect(
         serveCommand([dir], { port, host: '127.0.0.1', watch: false, stdout: new PassThrough(), stderr: new PassThrough(), env: {} }),
-      ).rejects.toMatchObject({ name: 'FlowctlError', exitCode: 2, message: expect.stringContaining(String(port)) })
+      ).rejects.toMatchObject({ name: 'FlowctlError', exitCode: 1, message: expect.stringContaining(`port ${port} on 127.0.0.1 is already in use`) })
     } finally {
       busy.close()
     }

@@ -32,7 +32,7 @@ describe('conditions', () => {
     ['{ any: [{ left: 1, op: exists }, { not: { left: "{{ start.a }}", op: empty } }] }', []],
     ['{ all: [{ left: 1, op: eq }], left: 2 }', ['10:16 node "check": condition with "all" cannot have other keys (left)']],
     ['{}', ['10:16 node "check": condition needs "left"', '10:16 node "check": condition needs "op"']],
-    ['{ left: 1, op: eq, rigth: 2 }', ['10:35 node "check": "rigth" is not allowed in condition (allowed: left, op, right, all, any, not)']],
+    ['{ left: 1, op: eq, rigth: 2 }', ['10:35 node "check": "rigth" is not allowed in condition (did you mean "right"?) (allowed: left, op, right, all, any, not)']],
     ['{ not: { left: 1 } }', ['10:23 node "check": condition.not needs "op"']],
   ])('%s', (condition, expected) => {
     expect(describeProblems(check(ifNode(condition)))).toEqual(expected)
@@ -102,7 +102,7 @@ describe('references', () => {
 
   it('rejects a root that is not a node name and warns about unknown secrets', () => {
     expect(describeProblems(check(chain('["{{ first.n }}", "${secrets.NOPE}"]')))).toEqual([
-      '25:12 node "done": "{{ first.n }}" refers to "first", which is not a node of this flow (known names: run, start, first_step, branch, only_true, done)',
+      '25:12 node "done": "{{ first.n }}" refers to "first", which is not a node of this flow (did you mean "first_step"?) (known names: run, start, first_step, branch, only_true, done)',
       '25:29 warning: node "done": secret "NOPE" is not defined in .env; it must be supplied at run time (FLOWCTL_SECRET_NOPE)',
     ])
   })
@@ -131,7 +131,7 @@ describe('start inputs and schedule', () => {
     name: Done
 `)
     expect(describeProblems(result)).toEqual([
-      '6:63 node "start": inputs.query is not a valid JSON Schema: properties.n.type must be equal to one of the allowed values',
+      '6:63 node "start": inputs.query is not a valid JSON Schema: properties.n.type must be one of: array, boolean, integer, null, number, object, string (not 12)',
     ])
   })
 

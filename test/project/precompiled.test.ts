@@ -71,10 +71,12 @@ describe('precompiled validators', () => {
     ]
     for (const schema of schemas) {
       const valid = ajv.validateSchema(structuredClone(schema))
-      const first = ajv.errors?.[0]
+      // The problem told is ajv's first error, or its enum error (which lists the allowed values).
+      const first = ajv.errors?.find((error) => error.keyword === 'enum') ?? ajv.errors?.[0]
       const problem = inputSchemaProblem(structuredClone(schema))
       expect(problem === null).toBe(valid)
-      if (first) expect(problem?.message).toContain(first.message)
+      if (first?.keyword === 'enum') expect(problem?.message).toContain(`must be one of: ${(first.params.allowedValues as string[]).join(', ')}`)
+      else if (first) expect(problem?.message).toContain(first.message)
     }
   })
 })

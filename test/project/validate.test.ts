@@ -12,7 +12,18 @@ type Expected = [file: string, line: number, column: number, message: string, se
 
 /** fixture → every problem it must produce (nothing more). */
 const CASES: Record<string, Expected[]> = {
-  'yaml-syntax': [['flows/bad.yaml', 6, 5, 'YAML syntax error: Flow map in block collection must be sufficiently indented']],
+  // One message, at the bracket that is never closed (the parser gives up a line later).
+  'yaml-syntax': [['flows/bad.yaml', 5, 13, 'YAML syntax error: this "{" is never closed; add "}" where it should end']],
+  'yaml-cascade': [['flows/open.yaml', 3, 5, 'YAML syntax error: this "{" is never closed; add "}" where it should end']],
+  'json-syntax': [['flows/broken.json', 6, 3, "JSON syntax error: Expected ',' or '}' after property value"]],
+  'typo-node-type': [['flows/typo.yaml', 7, 11, 'node "done": "ned" is not a node type (did you mean "end"?); use one of: start, end, if']],
+  'typo-setting': [['flows/setting.yaml', 8, 5, 'node "done": "stauts" is not a setting of an end node (did you mean "status"?)']],
+  'mustache-secret': [['flows/secret.yaml', 8, 31, 'node "done": "{{ secrets.API_TOKEN }}" is not how a secret is written; use "${secrets.API_TOKEN}"']],
+  'enum-input-type': [
+    ['flows/inputs.yaml', 7, 61, 'properties.verbose.type must be one of: array, boolean, integer, null, number, object, string (not "bool") (did you mean "boolean"?)'],
+  ],
+  // .hello-copy.yaml and ._hello.yaml are not flows: nothing to report.
+  'hidden-files': [],
   'unknown-top-key': [['flows/extra.yaml', 2, 1, '"owner" is not a setting of a flow file']],
   'unknown-node-type': [['flows/kind.yaml', 11, 11, 'node "mail": "email" is not a node type; use one of: start, end, if']],
   'unknown-setting': [['flows/check.yaml', 11, 5, 'node "check": "nxt" is not a setting of an if node']],
@@ -28,7 +39,7 @@ const CASES: Record<string, Expected[]> = {
   'unknown-port': [['flows/port.yaml', 11, 38, 'node "check": "maybe" is not a port of this if node; its ports are: true, false']],
   'end-with-next': [['flows/endnext.yaml', 10, 5, 'node "done": an end node ends the run, so it has no next']],
   'missing-target': [
-    ['flows/target.yaml', 6, 11, 'node "start": next points to "dnoe", which is not a node id of this flow'],
+    ['flows/target.yaml', 6, 11, 'node "start": next points to "dnoe", which is not a node id of this flow (did you mean "done"?)'],
     ['flows/target.yaml', 7, 9, 'node "done" cannot be reached from the start node'],
   ],
   'unreachable-node': [['flows/island.yaml', 10, 9, 'node "island" cannot be reached from the start node']],

@@ -1,9 +1,11 @@
 // `/docs/<projectId>`: Swagger UI served offline from swagger-ui-dist (`/docs/assets/<file>`, a fixed
 // list of files, so no path from the request ever reaches the file system). The page asks for a
 // user token, keeps it in sessionStorage and loads `/api/openapi/<projectId>` with it.
+import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { getRouterParam, type H3Event } from 'h3'
 import type { AppContext } from '../context.js'
 import { html, SafeHtml } from '../html.js'
@@ -18,8 +20,18 @@ const ASSETS: Record<string, string> = {
 }
 
 let assetDir: string | undefined
+/**
+ * The build copies the files into dist/swagger-ui/ (scripts/vendor-swagger-ui.mjs), so an installed
+ * flowctl needs no swagger-ui-dist and its telemetry postinstall. From the bundle (dist/bin/) or
+ * from tsc's output (dist/http/routes/) that folder is one or two levels up; running from src/
+ * (tests), swagger-ui-dist, a dev dependency, is read directly.
+ */
 function swaggerDir(): string {
   if (!assetDir) {
+    for (const candidate of ['../swagger-ui/', '../../swagger-ui/']) {
+      const dir = fileURLToPath(new URL(candidate, import.meta.url))
+      if (existsSync(join(dir, 'swagger-ui-bundle.js'))) return (assetDir = dir)
+    }
     const require = createRequire(import.meta.url)
     const getAbsoluteFSPath = require('swagger-ui-dist/absolute-path.js') as () => string
     assetDir = getAbsoluteFSPath()

@@ -5,12 +5,13 @@
 import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
 import { runFlow } from '../../flow/engine.js'
+import { maskValue } from '../../flow/mask.js'
 import type { RunInput, RunOutcome } from '../../flow/types.js'
-import type { BodyType, Flow, StartInfo } from '../../project/model.js'
+import type { BodyType, Flow, Project, StartInfo } from '../../project/model.js'
 import { checkRunAuth } from '../auth.js'
 import { isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
 import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
-import { clientIp } from '../client.js'
+import { clientIp, isLoopback } from '../client.js'
 import type { AppContext } from '../context.js'
 import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE, type HeaderPairs } from '../respond.js'
 import { isDangerousKey, parseRunPath, queryRecord } from '../run-path.js'
@@ -43,7 +44,13 @@ export function runHandler(context: AppContext) {
     const projectId = project.settings.projectId
     const flow = project.flows.get(path.slug)
     const start = flow?.start
-    if (!flow || !start || !start.http || start.pathParams.length !== path.params.length) return reject(projectId, 404, [FLOW_NOT_FOUND])
+    if (!flow || !start || !start.http || start.pathParams.length !== path.params.length) {
+      // A flow whose file failed to load is named to local callers (as /status does), beside the spec's body.
+      const hint = flow ? undefined : isLoopback(clientIp(event, options)) ? brokenFlowHint(project, path.slug) : undefined
+      if (!hint) return reject(projectId, 404, [FLOW_NOT_FOUND])
+      rejections.count(projectId, 404)
+      return sendJson(event, 404, { ok: false, errors: [FLOW_NOT_FOUND], hint })
+    }
 
     const headers = event.req.headers
     const flowCorsSettings = flowCors(project, start)
@@ -57,7 +64,7 @@ export function runHandler(context: AppContext) {
       return new Response(null, { status: 204, headers: preflight ?? { allow: `${allowed}, OPTIONS`, ...cors } })
     }
     const isHead = method === 'HEAD' && start.method === 'get'
-    if (!isHead && method !== allowedMethod(start)) return reject(projectId, 405, ['method not allowed'], { allow: allowedMethods(start) })
+    if (!isHead && method !== allowedMethod(start)) return reject(projectId, 405, ['method not allowed'], { allow: `${allowedMethods(start)}, OPTIONS` })
 
     const rate = rateLimiter.hit(projectId, clientIp(event, options), project.settings.limits.runsPerMinutePerIp)
     if (!rate.allowed) return reject(projectId, 429, ['rate limit exceeded'], { 'retry-after': String(rate.retryAfterSeconds) })
@@ -90,7 +97,11 @@ export function runHandler(context: AppContext) {
     // Most calls carry no query string: skip building URLSearchParams for them.
     const search = event.url.search
     const searchParams = search === '' ? null : event.url.searchParams
-    const trace = searchParams?.get('_trace') === '1'
+    const traceFlag = searchParams?.get('_trace') ?? null
+    if (traceFlag !== null && !TRACE_VALUES.has(traceFlag)) {
+      return reject(projectId, 400, [`query/_trace: must be 1 or true (0 or false to turn it off), got "${traceFlag.slice(0, 20)}"`])
+    }
+    const trace = traceFlag === '1' || traceFlag === 'true'
     const pathValues: Record<string, string> = {}
     // defineProperty, as Object.fromEntries would: a parameter named `__proto__` stays a plain key.
     for (let i = 0; i < start.pathParams.length; i++) {
@@ -111,7 +122,7 @@ export function runHandler(context: AppContext) {
       throw error
     }
     if (outcome.kind === 'invalid') return reject(projectId, 400, outcome.errors)
-    return outcomeResponse(event, outcome, flow, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors)
+    return outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors)
   }
 }
 
@@ -132,6 +143,23 @@ function allowedMethods(start: StartInfo): string {
     allowHeaders.set(start, allow)
   }
   return allow
+}
+
+const TRACE_VALUES = new Set(['1', 'true', '0', 'false'])
+
+/**
+ * When a flow file of this slug failed to load: a hint naming the file and where its problems are
+ * shown. The slug of a broken file is not known for sure, so the file name decides.
+ */
+function brokenFlowHint(project: Project, slug: string): string | undefined {
+  const loaded = new Set([...project.flows.values()].map((flow) => flow.file))
+  const broken = project.problems.find((problem) => {
+    if (problem.severity !== 'error' || loaded.has(problem.file)) return false
+    const base = problem.file.split('/').at(-1)!.replace(/\.(ya?ml|json)$/i, '')
+    return base.toLowerCase() === slug.toLowerCase()
+  })
+  if (!broken) return undefined
+  return `${broken.file} has load errors, so its flow is not served; see /status or run flowctl validate`
 }
 
 /** The Start's method in capitals, worked out once per flow version. */
@@ -180,6 +208,7 @@ function outcomeResponse(
   event: H3Event,
   outcome: Exclude<RunOutcome, { kind: 'invalid' }>,
   flow: Flow,
+  project: Project,
   trace: boolean,
   cors: HeaderPairs | undefined,
 ): Response | string {
@@ -192,7 +221,9 @@ function outcomeResponse(
   if (trace) {
     // A 204/304 cannot carry a body, so the trace of a run without a response body answers 200.
     const status = nullBodyStatus(outcome.status) ? 200 : outcome.status
-    return sendJson(event, status, { response: { status: outcome.status, body: outcome.body ?? null }, trace: outcome.trace ?? null }, { ...cors, 'x-run-id': outcome.runId })
+    // Secrets are `***` everywhere in a trace answer, its copy of the response body included (SPEC §5.1).
+    const body = maskValue(outcome.body ?? null, project.secrets)
+    return sendJson(event, status, { response: { status: outcome.status, body }, trace: outcome.trace ?? null }, { ...cors, 'x-run-id': outcome.runId })
   }
   if (outcome.body === undefined || nullBodyStatus(outcome.status)) {
     // Rare: a Response without a body keeps h3 from adding `content-length: 0` or a text content type.

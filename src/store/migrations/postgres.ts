@@ -75,11 +75,21 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
 const MIGRATION_LOCK_KEY = 4_242_001
 
-/** Creates the schema (when given) and applies pending migrations, holding a session advisory lock. */
-export async function migratePostgres(client: PoolClient, schema: string | undefined): Promise<void> {
+/** The tables of migration 1: what a flowctl before `database.schema` created in `public`. */
+export const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documents', 'schedule_claims', 'heartbeats', 'cursors', 'outbox']
+
+/**
+ * Creates the schema (when given) and applies pending migrations, holding a session advisory lock.
+ * The connection's search_path is the schema, so the migrations' SQL names no schema.
+ * With `adoptPublicTables`: a database where an earlier flowctl kept its tables in `public` (its
+ * `schema_migrations` is there, none in the schema yet) has those tables moved into the schema, in
+ * one transaction, so history carries over.
+ */
+export async function migratePostgres(client: PoolClient, schema: string | undefined, options: { adoptPublicTables?: boolean } = {}): Promise<void> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY])
   try {
     if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)
+    if (schema && schema !== 'public' && options.adoptPublicTables) await adoptPublicTables(client, schema)
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
     const current = rows[0]?.version ?? 0
@@ -97,5 +107,32 @@ export async function migratePostgres(client: PoolClient, schema: string | undef
     }
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY])
+  }
+}
+
+async function adoptPublicTables(client: PoolClient, schema: string): Promise<void> {
+  const { rows } = await client.query<{ schema: string; table: string }>(
+    `SELECT table_schema AS schema, table_name AS table FROM information_schema.tables
+      WHERE table_schema IN ('public', $1) AND table_name = ANY($2)`,
+    [schema, PUBLIC_TABLES_OF_VERSION_1],
+  )
+  const inPublic = new Set(rows.filter((row) => row.schema === 'public').map((row) => row.table))
+  const inSchema = new Set(rows.filter((row) => row.schema === schema).map((row) => row.table))
+  // Only flowctl's own layout: its migrations table and its runs table, and nothing of ours in the schema yet.
+  if (!inPublic.has('schema_migrations') || !inPublic.has('runs') || inSchema.size > 0) return
+  const { rows: columns } = await client.query<{ column_name: string }>(
+    `SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'runs'`,
+  )
+  const names = new Set(columns.map((column) => column.column_name))
+  if (!['project_id', 'flow', 'trigger', 'ports', 'failed_node_id'].every((name) => names.has(name))) return
+  await client.query('BEGIN')
+  try {
+    for (const table of PUBLIC_TABLES_OF_VERSION_1) {
+      if (inPublic.has(table)) await client.query(`ALTER TABLE public."${table}" SET SCHEMA "${schema}"`)
+    }
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK')
+    throw error
   }
 }
