@@ -17,22 +17,6 @@ th{color:#5b6570;font-weight:600}code{font:13px/1.4 ui-monospace,Menlo,Consolas,
 ul.problems{margin:4px 0;padding-left:20px;color:#b3261e}
 `)
 
-/** `2026-03-29 03:00 CEST`: a time as the schedule's own zone shows it (the UTC time is shown beside it). */
-export function inZone(iso: string, timeZone: string): string {
-  const date = new Date(iso)
-  if (Number.isNaN(date.getTime())) return iso
-  try {
-    const parts = Object.fromEntries(
-      new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
-        .formatToParts(date)
-        .map((part) => [part.type, part.value]),
-    )
-    return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${parts.timeZoneName}`
-  } catch {
-    return iso
-  }
-}
-
 function badge(ok: boolean, yes: string, no: string): SafeHtml {
   return ok ? html`<span class="badge ok">${yes}</span>` : html`<span class="badge bad">${no}</span>`
 }

@@ -124,7 +124,7 @@ describe('responses: raw non-JSON End bodies and HEAD', () => {
     expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
     const wrong = await server.request('/api/run/hooks/note', { method: 'HEAD' })
     expect(wrong.status).toBe(405)
-    expect(wrong.headers.get('allow')).toBe('POST')
+    expect(wrong.headers.get('allow')).toBe('POST, OPTIONS')
   })
 })
 
