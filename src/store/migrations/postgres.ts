@@ -68,6 +68,11 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
     `,
   },
+  {
+    // Documents by collection (SPEC §10): listing, counting and scanning one collection, in id order.
+    version: 2,
+    sql: 'CREATE INDEX documents_by_collection ON documents (project_id, collection, id);',
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
