@@ -31,8 +31,8 @@ export async function findPostgresDocuments(query: Query, projectId: string, col
   const text = `SELECT id, body, count(*) OVER () AS total FROM documents WHERE ${condition} ORDER BY ${order} LIMIT ${limit} OFFSET ${skip}`
   const { rows } = await run<{ id: string; body: unknown; total: string }>(query, text, params.values)
   let count = Number(rows[0]?.total ?? 0)
-  if (rows.length === 0 && (request.skip ?? 0) > 0) {
-    // A page past the end has no row to carry the count.
+  if (rows.length === 0 && ((request.skip ?? 0) > 0 || request.limit < 1)) {
+    // An empty page (past the end, or limit 0) has no row to carry the count.
     const counted = await run<{ n: string }>(query, `SELECT count(*) AS n FROM documents WHERE ${condition}`, params.values.slice(0, -2))
     count = Number(counted.rows[0]?.n ?? 0)
   }

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { POSTGRES_MIGRATIONS } from '../../src/store/migrations/postgres.js'
 import { openPostgresStore } from '../../src/store/postgres.js'
 import { PG_SQL, TRIM_PLANNER_SETTINGS } from '../../src/store/postgres-sql.js'
 import type { Store } from '../../src/store/types.js'
@@ -41,7 +42,7 @@ describe.skipIf(!url)('postgres store', () => {
       await client.connect()
       const { rows } = await client.query(`SELECT version FROM "${fresh}".schema_migrations ORDER BY version`)
       await client.end()
-      expect(rows.map((r) => r.version)).toEqual([1])
+      expect(rows.map((r) => r.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version))
     } finally {
       await dropSchema(fresh)
     }
