@@ -118,6 +118,8 @@ export interface ProjectSettings {
   secrets: string
   limits: ProjectLimits
   notify: NotifySettings
+  /** Fields to index per document collection (`indexes` in flowctl.yaml), as written (dotted paths). */
+  indexes: Record<string, string[]>
 }
 
 /** Secret values by name: the dotenv file, overridden by FLOWCTL_SECRET_<NAME> variables. */

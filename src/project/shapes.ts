@@ -104,6 +104,12 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
         historyRuns: { type: 'integer', minimum: 1 },
       },
     },
+    indexes: {
+      type: 'object',
+      description: 'Expression indexes on document fields: { <collection>: [<field path>, ...] }.',
+      propertyNames: { pattern: '^[A-Za-z0-9_-]+$' },
+      additionalProperties: { type: 'array', items: { type: 'string', minLength: 1 } },
+    },
     notify: {
       type: 'object',
       additionalProperties: false,
