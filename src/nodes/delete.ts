@@ -1,16 +1,16 @@
 import { checkTargetSettings, boundTarget, collectionOf, COLLECTION_SCHEMA, FILTER_SCHEMA, ID_SCHEMA } from './document-settings.js'
 import type { NodeKind } from './types.js'
 
-/** Deletes the documents an id or a filter picks: `{ deleted }`. */
+/** Deletes the documents a documentId or a filter picks: `{ deleted }`. */
 export const deleteNode: NodeKind = {
   type: 'delete',
-  description: 'Deletes the documents picked by id or filter; output { deleted }.',
+  description: 'Deletes the documents picked by documentId or filter; output { deleted }.',
   singlePort: true,
   settingsSchema: {
     type: 'object',
     additionalProperties: false,
     required: ['collection'],
-    properties: { description: { type: 'string' }, collection: COLLECTION_SCHEMA, id: ID_SCHEMA, filter: FILTER_SCHEMA },
+    properties: { description: { type: 'string' }, collection: COLLECTION_SCHEMA, documentId: ID_SCHEMA, filter: FILTER_SCHEMA },
   },
   check: (settings) => checkTargetSettings(settings, 'delete'),
   ports: () => ['out'],

@@ -6,7 +6,10 @@ import type { JsonSchema } from '../project/model.js'
 import type { NodeContext, SettingsProblem } from './types.js'
 
 export const COLLECTION_SCHEMA: JsonSchema = { type: 'string', pattern: '^[A-Za-z0-9_-]+$', description: 'The collection (letters, digits, _ and -).' }
-export const ID_SCHEMA: JsonSchema = { type: ['string', 'number'], description: "The document's id (its insertedId, `_id`), usually a {{ reference }}." }
+export const ID_SCHEMA: JsonSchema = {
+  type: ['string', 'number'],
+  description: "The document's id (its insertedId, _id), usually a {{ reference }}. Named documentId because id is the node's own id.",
+}
 export const FILTER_SCHEMA: JsonSchema = {
   type: 'object',
   description: 'A MongoDB-style filter: { field: value }, operators $eq $ne $gt $gte $lt $lte $in $nin $exists $not, $and, $or; dotted paths.',
@@ -35,8 +38,8 @@ export function checkFilterSettings(settings: Record<string, unknown>): Settings
 /** update and delete: an `id`, or a filter with at least one condition, so no node can empty a collection by accident. */
 export function checkTargetSettings(settings: Record<string, unknown>, kind: string): SettingsProblem[] {
   const problems = checkFilterSettings(settings)
-  if (settings.id === undefined && isEmptyFilter(settings.filter)) {
-    problems.unshift({ path: settings.filter === undefined ? [] : ['filter'], message: `${kind} needs an id or a filter with at least one condition (it would change every document of the collection)` })
+  if (settings.documentId === undefined && isEmptyFilter(settings.filter)) {
+    problems.unshift({ path: settings.filter === undefined ? [] : ['filter'], message: `${kind} needs a documentId or a filter with at least one condition (it would change every document of the collection)` })
   }
   return problems
 }
@@ -64,7 +67,7 @@ function writtenFilter(settings: Record<string, unknown>): FilterNode | null {
 export function boundTarget(context: NodeContext): FilterNode {
   const { settings } = context.node
   const parts: FilterNode[] = []
-  if (settings.id !== undefined) parts.push(idFilter(documentId(context.resolve(settings.id))))
+  if (settings.documentId !== undefined) parts.push(idFilter(documentId(context.resolve(settings.documentId))))
   const written = writtenFilter(settings)
   if (written) parts.push(bindFilter(written, context.resolve))
   return parts.length === 1 ? parts[0]! : { kind: 'all', items: parts }

@@ -22,10 +22,10 @@ function unsetFields(value: unknown): string[] {
   })
 }
 
-/** Changes the documents an id or a filter picks: `set` merged in (top-level fields), `unset` removed. */
+/** Changes the documents a documentId or a filter picks: `set` merged in (top-level fields), `unset` removed. */
 export const updateNode: NodeKind = {
   type: 'update',
-  description: 'Changes the documents picked by id or filter: set merges fields in, unset removes fields; output { matched, modified }.',
+  description: 'Changes the documents picked by documentId or filter: set merges fields in, unset removes fields; output { matched, modified }.',
   singlePort: true,
   settingsSchema: {
     type: 'object',
@@ -35,7 +35,7 @@ export const updateNode: NodeKind = {
     properties: {
       description: { type: 'string' },
       collection: COLLECTION_SCHEMA,
-      id: ID_SCHEMA,
+      documentId: ID_SCHEMA,
       filter: FILTER_SCHEMA,
       set: { type: ['object', 'string'], description: 'Top-level fields to set (bindings), or one {{ reference }} to an object.' },
       unset: { type: 'array', items: { type: 'string' }, description: 'Top-level fields to remove.' },
