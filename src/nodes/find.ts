@@ -4,9 +4,13 @@ import type { NodeContext, NodeKind } from './types.js'
 export const FIND_DEFAULT_LIMIT = 100
 export const FIND_MAX_LIMIT = 1000
 
+// minimum/maximum apply to numbers only and pattern to text only: one schema, one message per mistake.
 const COUNT_SCHEMA = (description: string, maximum?: number) => ({
-  anyOf: [{ type: 'integer', minimum: 0, ...(maximum === undefined ? {} : { maximum }) }, { type: 'string', pattern: '\\{\\{' }],
-  description,
+  type: ['integer', 'string'],
+  minimum: 0,
+  ...(maximum === undefined ? {} : { maximum }),
+  pattern: '\\{\\{',
+  description: `${description} A whole number or a {{ reference }}.`,
 })
 
 /** A whole number from a setting (a {{ reference }} may give text, like a query parameter). */
