@@ -32,6 +32,8 @@ export interface Dialect {
   sortTerms(path: FieldPath, direction: 'ASC' | 'DESC'): string[]
   /** The id column compared as text. */
   idColumn: string
+  /** ORDER BY terms of insertion order, the order of documents no sort key tells apart. */
+  insertionOrder(direction: 'ASC' | 'DESC'): string[]
 }
 
 const SQL_OPERATORS = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const
@@ -67,13 +69,17 @@ export function canonicalJson(value: unknown): unknown {
   return out
 }
 
-// ---- SQLite: json_extract / json_type with a quoted path literal ($."a"."b").
+// ---- SQLite: a quoted path literal ($."a"."b"). Equality compares the field's JSON text (`->`), which
+// is typed by itself ("5" is not 5, true is not 1) and is what expression indexes hold; ranges and
+// sorts use json_extract's SQL value guarded by json_type.
 
-/** The JSON path literal of a field; also used verbatim by expression indexes, which must match it. */
+/** The JSON path literal of a field. */
 export function sqlitePath(path: FieldPath): string {
   return `'$${path.map((segment) => `."${segment}"`).join('')}'`
 }
-export const sqliteValue = (path: FieldPath) => `json_extract(body, ${sqlitePath(path)})`
+/** The field as JSON text; also used verbatim by expression indexes, which must match it. */
+export const sqliteJson = (path: FieldPath) => `(body -> ${sqlitePath(path)})`
+const sqliteValue = (path: FieldPath) => `json_extract(body, ${sqlitePath(path)})`
 const sqliteType = (path: FieldPath) => `json_type(body, ${sqlitePath(path)})`
 
 export const SQLITE_DIALECT: Dialect = {
@@ -82,32 +88,23 @@ export const SQLITE_DIALECT: Dialect = {
   true: '1',
   false: '0',
   idColumn: 'id',
+  // rowid: an index entry ends with it, so an equality on indexed fields needs no sort step.
+  insertionOrder: (direction) => [`rowid ${direction}`],
   compare(path, op, value, params) {
     const field = sqliteValue(path)
     const type = sqliteType(path)
     const kind = kindOf(value)
     if (op === 'eq') {
-      switch (kind) {
-        case 'null':
-          return `coalesce(${type}, 'null') = 'null'`
-        case 'number':
-          return `(${field} = ${params.add(value)} AND ${type} IN ('integer', 'real'))`
-        case 'string':
-          return `(${field} = ${params.add(value)} AND ${type} = 'text')`
-        case 'boolean':
-          return `${type} = ${params.add(value ? 'true' : 'false')}`
-        case 'object':
-        case 'array':
-          return `(${type} = ${params.add(kind)} AND ${field} = json(${params.add(JSON.stringify(canonicalJson(value)))}))`
-        default:
-          return '0'
-      }
+      if (kind === 'null') return `coalesce(${sqliteJson(path)}, 'null') = 'null'`
+      if (kind === 'other') return '0'
+      // Documents are stored as JSON.stringify of their canonical form; the value is written the same way.
+      return `${sqliteJson(path)} = ${params.add(JSON.stringify(canonicalJson(value)))}`
     }
     if (kind === 'number') return `(${field} ${SQL_OPERATORS[op]} ${params.add(value)} AND ${type} IN ('integer', 'real'))`
     if (kind === 'string') return `(${field} ${SQL_OPERATORS[op]} ${params.add(value)} AND ${type} = 'text')`
     return '0' // ranges compare numbers with numbers and strings with strings only
   },
-  exists: (path, present) => `${sqliteType(path)} IS ${present ? 'NOT ' : ''}NULL`,
+  exists: (path, present) => `${sqliteJson(path)} IS ${present ? 'NOT ' : ''}NULL`,
   sortTerms(path, direction) {
     const type = sqliteType(path)
     // Type order as in MongoDB: missing/null, numbers, strings, objects, arrays, booleans.
@@ -130,6 +127,8 @@ export const POSTGRES_DIALECT: Dialect = {
   true: 'true',
   false: 'false',
   idColumn: 'id COLLATE "C"',
+  // Commit time, then the id (time-ordered, with a per-process counter) within one commit.
+  insertionOrder: (direction) => [`created_at ${direction}`, `id COLLATE "C" ${direction}`],
   compare(path, op, value, params) {
     const field = postgresValue(path)
     const kind = kindOf(value)
@@ -191,7 +190,7 @@ export function compileFilter(filter: FilterNode, params: SqlParams): string {
   }
 }
 
-/** ORDER BY terms: the sort keys, then creation time and id (in `tiebreak` direction) so pages are stable. */
+/** ORDER BY terms: the sort keys, then insertion order (in `tiebreak` direction) so pages are stable. */
 export function compileSort(sort: readonly SortKey[], dialect: Dialect, tiebreak: 'ASC' | 'DESC'): string {
   const terms: string[] = []
   for (const key of sort) {
@@ -199,6 +198,6 @@ export function compileSort(sort: readonly SortKey[], dialect: Dialect, tiebreak
     if (isId(key.path)) terms.push(`${dialect.idColumn} ${direction}`)
     else terms.push(...dialect.sortTerms(key.path, direction))
   }
-  terms.push(`created_at ${tiebreak}`, `${dialect.idColumn} ${tiebreak}`)
+  terms.push(...dialect.insertionOrder(tiebreak))
   return terms.join(', ')
 }

@@ -5,12 +5,22 @@
 import type Database from 'better-sqlite3'
 import type { FilterNode } from './document-filter.js'
 import { applyChange, documentIndexName, withId } from './documents.js'
-import { canonicalJson, compileFilter, compileSort, SQLITE_DIALECT, sqliteValue, SqlParams } from './filter-sql.js'
+import { canonicalJson, compileFilter, compileSort, SQLITE_DIALECT, sqliteJson, SqlParams } from './filter-sql.js'
 import { guarded } from './sqlite-connection.js'
 import type { DocumentChange, DocumentIndexes, DocumentQuery } from './types.js'
 
 /** Prepared statements kept per connection; past this many distinct filters the cache starts over. */
 const MAX_CACHED_STATEMENTS = 256
+
+/**
+ * The count of all matches when the page itself tells it: a page that is not full (and not empty
+ * past the start) holds the last match. Otherwise null, and the matches are counted.
+ */
+export function knownCount(rows: number, limit: number, skip: number): number | null {
+  if (rows > 0 && rows < limit) return skip + rows
+  if (rows === 0 && skip === 0 && limit > 0) return 0
+  return null
+}
 
 export class SqliteDocuments {
   private readonly statements = new Map<string, Database.Statement>()
@@ -42,12 +52,16 @@ export class SqliteDocuments {
     const order = compileSort(query.sort ?? [], SQLITE_DIALECT, query.newestFirst ? 'DESC' : 'ASC')
     const countStatement = this.prepare(`SELECT count(*) AS n FROM documents WHERE ${where}`)
     const pageStatement = this.prepare(`SELECT id, body FROM documents WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
-    // One read transaction: the count and the page see the same documents.
-    const read = this.db.transaction(() => ({
-      count: (countStatement.get(...values) as { n: number }).n,
-      rows: pageStatement.all(...values, Math.max(0, Math.floor(query.limit)), Math.max(0, Math.floor(query.skip ?? 0))) as { id: string; body: string }[],
-    }))
-    const { count, rows } = guarded(() => read())
+    const limit = Math.max(0, Math.floor(query.limit))
+    const skip = Math.max(0, Math.floor(query.skip ?? 0))
+    const page = () => pageStatement.all(...values, limit, skip) as { id: string; body: string }[]
+    let rows = guarded(page)
+    let count = knownCount(rows.length, limit, skip)
+    if (count === null) {
+      // One read transaction: the count and the page see the same documents.
+      const both = this.db.transaction(() => ({ rows: page(), count: (countStatement.get(...values) as { n: number }).n }))
+      ;({ rows, count } = guarded(() => both()))
+    }
     return { documents: rows.map((row) => withId(row.id, JSON.parse(row.body))), count }
   }
 
@@ -84,7 +98,7 @@ export class SqliteDocuments {
     guarded(() => {
       for (const [name, path] of paths) {
         // The expression must be exactly the one filters use, or SQLite will not pick the index.
-        this.db.exec(`CREATE INDEX IF NOT EXISTS "${name}" ON documents (project_id, collection, ${sqliteValue(path)})`)
+        this.db.exec(`CREATE INDEX IF NOT EXISTS "${name}" ON documents (project_id, collection, ${sqliteJson(path)})`)
       }
     })
   }

@@ -100,6 +100,16 @@ export function describeDocumentsContract(stores: () => { store: Store; other: S
       expect(Object.keys((documents[0] as { meta: object }).meta)).toEqual(['a', 'b'])
     })
 
+    it('compares strings with quotes, escapes and other scripts exactly, and big and small numbers by value', async () => {
+      const p = `${projectId}_s`
+      const values = ['line\n"quoted" \\ back', 'héllo wörld ✓ 日本', '\u2028\t', 1e21, -0.000001, 12345678901234, 0.1 + 0.2]
+      for (const value of values) await store.insertDocument(p, 'c', { value })
+      for (const value of values) {
+        const result = await store.findDocuments(p, 'c', { filter: bound({ value: '{{start.v}}' }, { start: { v: value } }), limit: 10 })
+        expect({ value, found: result.documents.map((d) => (d as { value: unknown }).value) }).toEqual({ value, found: [value] })
+      }
+    })
+
     it('matches _id', async () => {
       expect(names((await find({ _id: ids.c! })).documents)).toEqual(['c'])
       expect(names((await find({ _id: { $in: [ids.a!, ids.e!, 'nope'] } }, { name: 1 })).documents)).toEqual(['a', 'e'])
