@@ -70,5 +70,5 @@ export async function listPostgresCollections(query: Query, projectId: string): 
 /** SQL creating the missing indexes; several instances may run it at once (errors of a lost race are ignored by the caller). */
 export function postgresIndexStatements(indexes: DocumentIndexes): string[] {
   const paths = new Map(Object.values(indexes).flat().map((path) => [documentIndexName(path), path]))
-  return [...paths].map(([name, path]) => `CREATE INDEX IF NOT EXISTS "${name}" ON documents (project_id, collection, ${postgresValue(path)})`)
+  return [...paths].map(([name, path]) => `CREATE INDEX IF NOT EXISTS "${name}" ON documents (${postgresValue(path)}, project_id, collection)`)
 }
