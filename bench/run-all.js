@@ -10,6 +10,7 @@ import { run as cronLibs } from './cron-libs.js'
 import { run as reload } from './reload.js'
 import { run as memory } from './memory.js'
 import { run as storeThroughput } from './store-throughput.js'
+import { run as documents } from './documents.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -20,6 +21,7 @@ const benchmarks = [
   ['reload', reload],
   ['memory', memory],
   ['store-throughput', storeThroughput],
+  ['documents', documents],
 ]
 
 const sections = []

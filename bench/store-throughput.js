@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openSqliteStore } from '../dist/store/sqlite.js'
 import { openPostgresStore } from '../dist/store/postgres.js'
+import { withBenchSchema } from './lib/pg-schema.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
 
 const RUNS = 10_000
@@ -75,16 +76,7 @@ async function sqlite() {
 }
 
 async function postgres(url) {
-  const { default: pg } = await import('pg')
-  const admin = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
-  try {
-    await admin.connect()
-  } catch {
-    log('  PostgreSQL not reachable: skipped')
-    return false
-  }
-  const schema = `flowctl_bench_${randomBytes(4).toString('hex')}`
-  try {
+  return withBenchSchema(url, log, async (schema, pg) => {
     for (const concurrent of [false, true]) {
       const mode = concurrent ? 'concurrent' : 'sequential'
       const store = await openPostgresStore(url, { schema })
@@ -100,10 +92,7 @@ async function postgres(url) {
       await pool.end()
       report('PostgreSQL', mode, flowctl, raw)
     }
-  } finally {
-    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {})
-    await admin.end()
-  }
+  })
 }
 
 export async function run(options = {}) {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
 import { defineBackfillCommand } from './backfill.js'
 import type { CommandContext } from './context.js'
+import { defineDocumentsCommand } from './documents.js'
 import { defineExportOpenApiCommand } from './export-openapi.js'
 import { defineHistoryCommand } from './history.js'
 import { defineInitCommand } from './init.js'
@@ -60,6 +61,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     defineValidateCommand,
     defineInitCommand,
     defineHistoryCommand,
+    defineDocumentsCommand,
     defineUsersCommand,
   ]) {
     define(program, context)

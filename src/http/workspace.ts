@@ -5,6 +5,7 @@
 import type { Project } from '../project/model.js'
 import { maskSecrets } from '../project/secrets.js'
 import { DueIndex } from '../schedule/due-index.js'
+import { documentIndexesOf } from '../store/index.js'
 import type { Store } from '../store/types.js'
 
 export interface WorkspaceEntry {
@@ -71,6 +72,10 @@ export class Workspace {
     if (newId !== oldId && this.#entries.has(newId)) return
     this.#entries.delete(oldId)
     this.#entries.set(newId, { ...previous, project })
+    // Indexes added to flowctl.yaml are created in the background; a failure is retried on the next open.
+    if (previous.store && JSON.stringify(previous.project.settings.indexes) !== JSON.stringify(project.settings.indexes)) {
+      previous.store.ensureIndexes(documentIndexesOf(project)).catch(() => {})
+    }
     if (newId !== oldId) this.dueIndex.removeProject(oldId)
     this.dueIndex.updateProject(project)
   }

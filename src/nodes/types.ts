@@ -35,5 +35,14 @@ export interface NodeKind {
   ports(settings: Record<string, unknown>): string[]
   /** Whether `next` is a single node id (one port `out`) rather than a port map. */
   singlePort: boolean
+  /** Load-time checks the settings schema cannot express (filter operators); `path` is relative to the node. */
+  check?(settings: Record<string, unknown>): SettingsProblem[]
   execute(context: NodeContext): Promise<NodeResult>
+}
+
+export interface SettingsProblem {
+  path: (string | number)[]
+  message: string
+  /** Point at the key rather than its value. */
+  key?: boolean
 }

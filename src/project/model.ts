@@ -166,6 +166,8 @@ export interface ProjectSettings {
   notify: NotifySettings
   /** Project-wide CORS; unset = no cross-origin access unless a Start sets its own. */
   cors?: CorsSettings
+  /** Fields to index per document collection (`indexes` in flowctl.yaml), as written (dotted paths). */
+  indexes: Record<string, string[]>
 }
 
 /** Secret values by name: the dotenv file, overridden by FLOWCTL_SECRET_<NAME> variables. */

@@ -67,6 +67,8 @@ export function readNodeEntries(nodes: unknown, collector: ProblemCollector): No
           rootKeys: kind.ports({}).length === 0 ? ['id', 'type', 'name'] : ['id', 'type', 'name', 'next'],
         })
         for (const issue of issues) collector.error([...path, ...issue.path], `${label}: ${issue.message}`, { key: issue.key })
+      } else {
+        for (const issue of kind.check?.(settings) ?? []) collector.error([...path, ...issue.path], `${label}: ${issue.message}`, { key: issue.key })
       }
     }
     const node: FlowNode = {

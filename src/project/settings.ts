@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { checkCronExpression, isValidTimezone } from '../schedule/cron.js'
+import { parseFieldPath } from '../store/document-filter.js'
 import { shapeValidator } from './ajv.js'
 import { corsProblem, readCors } from './check-start.js'
 import { DEFAULT_CORS, DEFAULT_LIMITS, type CorsSettings, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from './model.js'
@@ -93,6 +94,13 @@ function checkShape(data: unknown, raw: Raw, collector: ProblemCollector): void 
   const cors = buildCors(raw.cors)
   const problem = corsProblem(cors ?? null)
   if (problem) collector.error(['cors'], problem, { key: true })
+  for (const [collection, fields] of Object.entries(asRecord(raw.indexes))) {
+    if (!Array.isArray(fields)) continue
+    fields.forEach((field, index) => {
+      const path = typeof field === 'string' && field !== '' ? parseFieldPath(field) : null
+      if (typeof path === 'string') collector.error(['indexes', collection, index], `index of ${collection}: ${path}`)
+    })
+  }
   for (const [path, timezone] of timezones) {
     if (typeof timezone === 'string' && !isValidTimezone(timezone)) {
       collector.error(path, `"${timezone}" is not a known timezone; use an IANA name like Europe/Berlin or UTC`)
@@ -113,6 +121,7 @@ function buildSettings(raw: Raw): ProjectSettings {
     secrets: stringOr(raw.secrets, '.env'),
     limits: buildLimits(asRecord(raw.limits)),
     notify: buildNotify(asRecord(raw.notify), timezone),
+    indexes: buildIndexes(asRecord(raw.indexes)),
     ...corsSetting(raw.cors),
   }
 }
@@ -125,6 +134,16 @@ function corsSetting(value: unknown): { cors?: CorsSettings } {
 function buildCors(value: unknown): CorsSettings | undefined {
   const fields = readCors(value)
   return fields ? { ...DEFAULT_CORS, ...fields } : undefined
+}
+
+function buildIndexes(raw: Raw): Record<string, string[]> {
+  const indexes: Record<string, string[]> = {}
+  for (const [collection, fields] of Object.entries(raw)) {
+    if (!Array.isArray(fields)) continue
+    const valid = fields.filter((field): field is string => typeof field === 'string' && typeof parseFieldPath(field) !== 'string')
+    if (valid.length > 0) indexes[collection] = [...new Set(valid)]
+  }
+  return indexes
 }
 
 function buildLimits(raw: Raw): ProjectLimits {

@@ -142,6 +142,12 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
       },
     },
     cors: CORS_SCHEMA,
+    indexes: {
+      type: 'object',
+      description: 'Expression indexes on document fields: { <collection>: [<field path>, ...] }.',
+      propertyNames: { pattern: '^[A-Za-z0-9_-]+$' },
+      additionalProperties: { type: 'array', items: { type: 'string', minLength: 1 } },
+    },
     notify: {
       type: 'object',
       additionalProperties: false,

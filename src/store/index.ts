@@ -5,7 +5,8 @@ import { FlowctlError } from '../errors.js'
 import type { Project } from '../project/model.js'
 import { resolveSecretText, secretNamesIn } from '../project/secrets.js'
 import { DEFAULT_DATABASE_SCHEMA } from '../project/settings.js'
-import type { Store } from './types.js'
+import { parseFieldPath, type FieldPath } from './document-filter.js'
+import type { DocumentIndexes, Store } from './types.js'
 
 export type { Store } from './types.js'
 
@@ -20,7 +21,28 @@ export interface OpenStoreOptions {
   writerThread?: boolean
 }
 
+/** The `indexes` of flowctl.yaml as field paths (invalid paths were load problems and are left out). */
+export function documentIndexesOf(project: Project): DocumentIndexes {
+  const indexes: Record<string, FieldPath[]> = {}
+  for (const [collection, fields] of Object.entries(project.settings.indexes)) {
+    indexes[collection] = fields.map(parseFieldPath).filter((path): path is FieldPath => typeof path !== 'string')
+  }
+  return indexes
+}
+
+/** Opens the project's store and creates the document indexes flowctl.yaml declares (idempotent). */
 export async function openStore(project: Project, options: OpenStoreOptions = {}): Promise<Store> {
+  const store = await openStoreOnly(project, options)
+  try {
+    await store.ensureIndexes(documentIndexesOf(project))
+  } catch (error) {
+    await store.close().catch(() => {})
+    throw error
+  }
+  return store
+}
+
+async function openStoreOnly(project: Project, options: OpenStoreOptions): Promise<Store> {
   const env = options.env ?? process.env
   const override = env.FLOWCTL_DATABASE_URL?.trim()
   const setting = override ? override : project.settings.database.trim() || 'embedded'

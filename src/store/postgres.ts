@@ -3,12 +3,21 @@
 // imported lazily so SQLite-only users never load it.
 import type { Pool, QueryResultRow } from 'pg'
 import { FlowctlError } from '../errors.js'
+import type { FilterNode } from './document-filter.js'
+import { withId } from './documents.js'
 import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { migratePostgres } from './migrations/postgres.js'
 import { describeServer, isConnectionError, unavailableError } from './postgres-errors.js'
 import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow } from './postgres-sql.js'
-import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
+import {
+  deletePostgresDocuments,
+  findPostgresDocuments,
+  listPostgresCollections,
+  postgresIndexStatements,
+  updatePostgresDocuments,
+} from './postgres-documents.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
 import { WriteBatcher } from './write-batch.js'
 
 /** A run (startedAt already canonical) or a document waiting for the next group commit. */
@@ -220,7 +229,39 @@ class PostgresStore implements Store {
 
   async getDocument(projectId: string, collection: string, id: string): Promise<unknown | null> {
     const { rows } = await this.query<{ body: unknown }>('flowctl_get_document', PG_SQL.getDocument, [projectId, collection, id])
-    return rows[0] ? rows[0].body : null
+    return rows[0] ? withId(id, rows[0].body) : null
+  }
+
+  private readonly boundQuery = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => this.query<Row>(name, text, values)
+
+  async findDocuments(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }> {
+    return findPostgresDocuments(this.boundQuery, projectId, collection, query)
+  }
+
+  async updateDocuments(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }> {
+    return updatePostgresDocuments(this.boundQuery, projectId, collection, filter, change)
+  }
+
+  async deleteDocuments(projectId: string, collection: string, filter: FilterNode): Promise<number> {
+    return deletePostgresDocuments(this.boundQuery, projectId, collection, filter)
+  }
+
+  async listCollections(projectId: string): Promise<{ collection: string; count: number }[]> {
+    return listPostgresCollections(this.boundQuery, projectId)
+  }
+
+  async ensureIndexes(indexes: DocumentIndexes): Promise<void> {
+    for (const text of postgresIndexStatements(indexes)) {
+      try {
+        await this.pool.query(text)
+      } catch (error) {
+        // Another instance created it at the same moment (IF NOT EXISTS is not race-free): it exists.
+        const code = (error as { code?: unknown }).code
+        if (code === '23505' || code === '42P07') continue
+        if (isConnectionError(error)) throw unavailableError(error, this.server)
+        throw error
+      }
+    }
   }
 
   async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {

@@ -6,14 +6,18 @@ import type Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { FlowctlError } from '../errors.js'
+import type { FilterNode } from './document-filter.js'
+import { withId } from './documents.js'
+import { canonicalJson } from './filter-sql.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
 import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow } from './sqlite-statements.js'
 import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
+import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
-import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
 
 export interface SqliteStoreOptions {
   /**
@@ -102,6 +106,7 @@ function toOutboxMessage(row: OutboxRow): OutboxMessage {
 class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
   private readonly writes: WriteBatcher<SqliteWrite>
+  private readonly documents: SqliteDocuments
   private readonly advance: (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => boolean
 
   constructor(
@@ -110,6 +115,7 @@ class SqliteStore implements Store {
     private readonly writer: Writer,
   ) {
     this.writes = new WriteBatcher((items) => writer.commit(items))
+    this.documents = new SqliteDocuments(db)
     const cas = db.transaction((projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
       const current = (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
       if (current !== expected) return false
@@ -169,14 +175,36 @@ class SqliteStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
     const id = newDocumentId()
-    const values = [id, projectId, collection, JSON.stringify(document ?? null), new Date().toISOString()] // DOCUMENT_COLUMNS order
+    // Keys in canonical order: whole-object filters compare text, and reads match PostgreSQL's order.
+    const body = JSON.stringify(canonicalJson(document ?? null))
+    const values = [id, projectId, collection, body, new Date().toISOString()] // DOCUMENT_COLUMNS order
     await this.writes.add({ kind: 'document', values })
     return id
   }
 
   async getDocument(projectId: string, collection: string, id: string): Promise<unknown | null> {
     const row = guarded(() => this.sql.getDocument.get(projectId, collection, id) as { body: string } | undefined)
-    return row ? (JSON.parse(row.body) as unknown) : null
+    return row ? withId(id, JSON.parse(row.body)) : null
+  }
+
+  async findDocuments(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }> {
+    return this.documents.find(projectId, collection, query)
+  }
+
+  async updateDocuments(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }> {
+    return this.documents.update(projectId, collection, filter, change)
+  }
+
+  async deleteDocuments(projectId: string, collection: string, filter: FilterNode): Promise<number> {
+    return this.documents.delete(projectId, collection, filter)
+  }
+
+  async listCollections(projectId: string): Promise<{ collection: string; count: number }[]> {
+    return this.documents.collections(projectId)
+  }
+
+  async ensureIndexes(indexes: DocumentIndexes): Promise<void> {
+    this.documents.ensureIndexes(indexes)
   }
 
   async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {

@@ -1,6 +1,8 @@
-// The store interface: run history, documents written by `insert`, schedule claims, the scheduler
+// The store interface: run history, documents (SPEC §10), schedule claims, the scheduler
 // heartbeat and notification state. SQLite (sqlite.ts) and PostgreSQL (postgres.ts) implement it and
 // pass one contract suite. Every method is async so both fit the same shape.
+
+import type { FieldPath, FilterNode, SortKey } from './document-filter.js'
 
 export type RunTrigger = 'http' | 'cron' | 'cli'
 export type RunStatus = 'success' | 'error'
@@ -55,6 +57,25 @@ export interface OutboxMessage {
   createdAt: string
 }
 
+/** A `find`: a bound filter (values resolved), sort keys, and a page. */
+export interface DocumentQuery {
+  filter: FilterNode
+  sort?: readonly SortKey[]
+  limit: number
+  skip?: number
+  /** Order of documents the sort keys leave tied (or with no sort): newest or oldest first (default). */
+  newestFirst?: boolean
+}
+
+/** An `update`: top-level fields to set (merged into the document) and fields to remove. */
+export interface DocumentChange {
+  set: Record<string, unknown>
+  unset: readonly string[]
+}
+
+/** Expression indexes declared in flowctl.yaml: field paths per collection. */
+export type DocumentIndexes = Record<string, readonly FieldPath[]>
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
 
@@ -67,7 +88,18 @@ export interface Store {
 
   /** Stores a document and returns its string id. */
   insertDocument(projectId: string, collection: string, document: unknown): Promise<string>
+  /** The document with `_id` (its id) first; null when there is none. Non-object documents come back as stored. */
   getDocument(projectId: string, collection: string, id: string): Promise<unknown | null>
+  /** One page of the matching documents (each with `_id`) and the count of all matches. */
+  findDocuments(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }>
+  /** Changes the matching object documents; `modified` counts those whose content changed. */
+  updateDocuments(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }>
+  /** Deletes the matching documents and returns how many. */
+  deleteDocuments(projectId: string, collection: string, filter: FilterNode): Promise<number>
+  /** The project's collections with their document counts, by name. */
+  listCollections(projectId: string): Promise<{ collection: string; count: number }[]>
+  /** Creates the expression indexes that do not exist yet (idempotent, safe to run from several processes). */
+  ensureIndexes(indexes: DocumentIndexes): Promise<void>
 
   /**
    * Takes the claim for one schedule and minute (`minute` is ISO, floored to the minute).

@@ -65,6 +65,7 @@ export function buildProject(
       secrets: '.env',
       limits: { ...DEFAULT_LIMITS, ...options.limits },
       notify: { channels: {}, alerts: [], digests: [] },
+      indexes: {},
     },
     flows: new Map(flows.map((flow) => [flow.slug, flow])),
     secrets: new Map(Object.entries(options.secrets ?? {})),

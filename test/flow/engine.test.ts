@@ -41,7 +41,7 @@ describe('runFlow on the example project', () => {
     expect(outcome.status).toBe(201)
     const body = outcome.body as { id: string; ok: boolean }
     expect(body).toEqual({ id: expect.any(String), ok: true })
-    expect(await store.getDocument('shop', 'orders', body.id)).toEqual({ sku: 'A-1', qty: 2, tenant: 'acme' })
+    expect(await store.getDocument('shop', 'orders', body.id)).toEqual({ _id: body.id, sku: 'A-1', qty: 2, tenant: 'acme' })
 
     expect(outcome.record).toEqual({
       id: outcome.runId,
@@ -70,7 +70,7 @@ describe('runFlow on the example project', () => {
     expect(outcome.status).toBe(202)
     const body = outcome.body as { id: string }
     expect(body).toEqual({ id: expect.any(String), ok: true, review: true })
-    expect(await store.getDocument('shop', 'orders', body.id)).toEqual({ sku: 'B', qty: 50, tenant: 'default', review: true })
+    expect(await store.getDocument('shop', 'orders', body.id)).toEqual({ _id: body.id, sku: 'B', qty: 50, tenant: 'default', review: true })
     expect(outcome.record.ports).toEqual([{ nodeId: 'check', port: 'true' }])
   })
 

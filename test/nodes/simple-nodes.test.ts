@@ -95,12 +95,12 @@ describe('insert', () => {
     const output = outcome.output as { insertedId: string; acknowledged: boolean }
     expect(output.acknowledged).toBe(true)
     expect(typeof output.insertedId).toBe('string')
-    expect(await store.getDocument('test', 'orders', output.insertedId)).toEqual({ sku: 'A-1', qty: 12, tags: ['shipped'] })
+    expect(await store.getDocument('test', 'orders', output.insertedId)).toEqual({ _id: output.insertedId, sku: 'A-1', qty: 12, tags: ['shipped'] })
   })
 
   it('takes a whole reference to an object as the document', async () => {
     const outcome = await insertNode.execute(nodeContext({ id: 'i', type: 'insert', collection: 'log', document: '{{start}}' }, { scope, store }))
     const { insertedId } = outcome.output as { insertedId: string }
-    expect(await store.getDocument('test', 'log', insertedId)).toEqual(scope.start)
+    expect(await store.getDocument('test', 'log', insertedId)).toEqual({ _id: insertedId, ...scope.start })
   })
 })

@@ -77,6 +77,7 @@ export function project(flows: Flow[], settings: { projectId?: string; name?: st
       secrets: '.env',
       limits: { ...DEFAULT_LIMITS },
       notify: { channels: {}, alerts: [], digests: [] },
+      indexes: {},
     },
     flows: new Map(flows.map((f) => [f.slug, f])),
     secrets: new Map(),

@@ -20,9 +20,14 @@ describe('OpenAPI document of fixtures/example', () => {
 
     expect(Object.keys(doc.paths)).toEqual([
       '/api/run/shop/create-order',
+      '/api/run/shop/create-ticket',
+      '/api/run/shop/delete-ticket/{id}',
       '/api/run/shop/fetch-status',
+      '/api/run/shop/get-ticket/{id}',
+      '/api/run/shop/list-tickets',
       '/api/run/shop/order-status/{state}',
       '/api/run/shop/quote',
+      '/api/run/shop/update-ticket/{id}',
     ])
     const create = doc.paths['/api/run/shop/create-order']!.post!
     expect(create.operationId).toBe('start_post_create-order')

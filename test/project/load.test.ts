@@ -26,10 +26,10 @@ afterAll(async () => {
 })
 
 describe('loadProject(fixtures/example)', () => {
-  it('loads 5 flows without errors', async () => {
+  it('loads 10 flows without errors', async () => {
     const project = await loadProject(EXAMPLE, { env: {} })
     expect(project.dir).toBe(EXAMPLE)
-    expect([...project.flows.keys()]).toEqual(['create-order', 'fetch-status', 'nightly-cleanup', 'order-status', 'quote'])
+    expect([...project.flows.keys()]).toEqual(['create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'quote', 'update-ticket'])
     expect(project.problems.filter((p) => p.severity === 'error')).toEqual([])
   })
 

@@ -79,6 +79,19 @@ const CASES: Record<string, Expected[]> = {
     ['flowctl.yaml', 8, 13, 'digest cron "every day" has 2 fields'],
     ['flowctl.yaml', 10, 17, '"Nowhere/City" is not a known timezone'],
   ],
+  'unknown-filter-operator': [['flows/list.yaml', 11, 25, 'node "list": filter: "$regex" is not a filter operator; use one of: $eq $ne $gt $gte $lt $lte $in $nin $exists $not']],
+  'delete-without-target': [['flows/wipe.yaml', 11, 13, 'node "wipe": delete needs a documentId or a filter with at least one condition (it would delete every document']],
+  'bad-filter-path': [['flows/path.yaml', 12, 7, 'node "list": filter: "items.0.sku": "0" would be an array position, which filters do not support']],
+  'bad-filter-value': [
+    ['flows/exists.yaml', 11, 36, 'node "list": filter: $exists must be true or false'],
+    ['flows/exists.yaml', 11, 58, 'node "list": filter: $in needs a list of values, or one {{ reference }} to a list'],
+  ],
+  'bad-sort': [
+    ['flows/sort.yaml', 11, 24, 'node "list": sort.createdAt must be one of: 1, -1 (not "desc")'],
+    ['flows/sort.yaml', 12, 12, 'node "list": limit must be <= 1000'],
+  ],
+  'update-set-id': [['flows/rename.yaml', 12, 12, 'node "rename": set: _id is the document\'s id and cannot be changed']],
+  'bad-index-field': [['flowctl.yaml', 4, 21, 'index of tickets: "owner..id" is not a field path']],
   'unknown-rule-flow': [['flowctl.yaml', 7, 17, 'there is no flow with the slug "creat-order"', 'warning']],
   // SPEC §11
   'cors-wildcard-credentials': [['flowctl.yaml', 3, 1, 'cors: "*" (any origin) is allowed only without credentials']],

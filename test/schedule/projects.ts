@@ -39,6 +39,7 @@ export function makeProject(projectId: string, flows: FlowSpec[], options: { dir
       secrets: '.env',
       limits: { ...DEFAULT_LIMITS },
       notify: { channels: {}, alerts: [], digests: [], ...options.notify },
+      indexes: {},
     },
     flows: new Map(flows.map((f) => [f.slug, makeFlow(f)])),
     secrets: new Map(Object.entries(options.secrets ?? {})),

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunRecord, Store } from '../../src/store/types.js'
+import { describeDocumentsContract } from './documents-contract.js'
 
 let runCounter = 0
 
@@ -208,7 +209,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         const docs = await Promise.all(
           Array.from({ length: 20 }, (_, i) => store.insertDocument(projectId, 'c', { i }).then(async (id) => [id, await other.getDocument(projectId, 'c', id)] as const)),
         )
-        expect(docs.map(([, doc]) => doc)).toEqual(Array.from({ length: 20 }, (_, i) => ({ i })))
+        expect(docs.map(([, doc]) => doc)).toEqual(docs.map(([id], i) => ({ _id: id, i })))
         expect(new Set(docs.map(([id]) => id)).size).toBe(20)
       })
 
@@ -255,8 +256,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(typeof id).toBe('string')
         expect(id.length).toBeGreaterThan(0)
         expect(id2).not.toBe(id)
-        expect(await store.getDocument(projectId, 'orders', id)).toEqual(doc)
-        expect(await other.getDocument(projectId, 'orders', id2)).toEqual({ sku: 'B' })
+        expect(await store.getDocument(projectId, 'orders', id)).toEqual({ _id: id, ...doc })
+        expect(await other.getDocument(projectId, 'orders', id2)).toEqual({ _id: id2, sku: 'B' })
+        expect(Object.keys((await store.getDocument(projectId, 'orders', id)) as object)[0]).toBe('_id')
         expect(await store.getDocument(projectId, 'other', id)).toBeNull()
         expect(await store.getDocument(freshProject(), 'orders', id)).toBeNull()
         expect(await store.getDocument(projectId, 'orders', 'missing')).toBeNull()
@@ -270,6 +272,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(await store.getDocument(projectId, 'c', text)).toBe('just text')
       })
     })
+
+    describeDocumentsContract(() => ({ store, other }))
 
     describe('schedule claims', () => {
       it('grants each schedule and minute once', async () => {

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DEFAULT_LIMITS, type Project } from '../../src/project/model.js'
+import Database from 'better-sqlite3'
+import { documentIndexName } from '../../src/store/documents.js'
 import { openStore } from '../../src/store/index.js'
 import { makeRun } from './contract.js'
 
@@ -22,6 +24,7 @@ function project(database: string, secrets: Record<string, string> = {}): Projec
       secrets: '.env',
       limits: DEFAULT_LIMITS,
       notify: { channels: {}, alerts: [], digests: [] },
+      indexes: {},
     },
     flows: new Map(),
     secrets: new Map(Object.entries(secrets)),
@@ -49,6 +52,16 @@ describe('openStore', () => {
     const again = await openStore(project('embedded'), { env: {} })
     expect(await again.getRun('shop', run.id)).toStrictEqual(run)
     await again.close()
+  })
+
+  it('creates the document indexes flowctl.yaml declares, idempotently', async () => {
+    const withIndexes = { ...project('embedded'), settings: { ...project('embedded').settings, indexes: { orders: ['status', 'customer.id'], users: ['status'] } } }
+    await (await openStore(withIndexes, { env: {} })).close()
+    await (await openStore(withIndexes, { env: {} })).close()
+    const raw = new Database(join(dir, '.flowctl', 'flowctl.db'), { readonly: true })
+    const names = (raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'documents_by_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name)
+    raw.close()
+    expect(names).toEqual(['documents_by_collection', documentIndexName(['customer', 'id']), documentIndexName(['status'])].sort())
   })
 
   it('lets FLOWCTL_DATABASE_URL override the setting, both ways', async () => {

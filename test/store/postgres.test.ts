@@ -3,10 +3,14 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { POSTGRES_MIGRATIONS } from '../../src/store/migrations/postgres.js'
 import { openPostgresStore } from '../../src/store/postgres.js'
 import { PG_SQL, TRIM_PLANNER_SETTINGS } from '../../src/store/postgres-sql.js'
 import type { Store } from '../../src/store/types.js'
 import { describeStoreContract, makeRun } from './contract.js'
+import { bindFilter, parseFilter } from '../../src/store/document-filter.js'
+import { documentIndexName } from '../../src/store/documents.js'
+import { compileFilter, POSTGRES_DIALECT, SqlParams } from '../../src/store/filter-sql.js'
 
 const url = process.env.FLOWCTL_TEST_DATABASE_URL
 const schema = `flowctl_test_${randomBytes(6).toString('hex')}`
@@ -41,7 +45,7 @@ describe.skipIf(!url)('postgres store', () => {
       await client.connect()
       const { rows } = await client.query(`SELECT version FROM "${fresh}".schema_migrations ORDER BY version`)
       await client.end()
-      expect(rows.map((r) => r.version)).toEqual([1, 3])
+      expect(rows.map((r) => r.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version))
     } finally {
       await dropSchema(fresh)
     }
@@ -82,6 +86,27 @@ describe.skipIf(!url)('postgres store', () => {
       const trimPlan = await plan(TRIM_PLANNER_SETTINGS)
       expect(trimPlan).toMatch(/"Index (Only )?Scan/)
       expect(trimPlan).not.toMatch(/"Node Type":"(Sort|Bitmap Heap Scan)"/)
+    } finally {
+      await client.end()
+      await store.close()
+      await dropSchema(fresh)
+    }
+  })
+
+  it('answers an equality find on an indexed field from the expression index', async () => {
+    const fresh = `${schema}_i`
+    const store = await openPostgresStore(url!, { schema: fresh })
+    const client = new pg.Client({ connectionString: url, options: `-c search_path=${fresh}` })
+    await client.connect()
+    try {
+      await store.ensureIndexes({ orders: [['status']] })
+      await client.query(`INSERT INTO documents (id, project_id, collection, body)
+        SELECT 'd' || g, 'p', 'orders', jsonb_build_object('status', 's' || g) FROM generate_series(1, 20000) g`)
+      await client.query('ANALYZE documents')
+      const params = new SqlParams(POSTGRES_DIALECT, ['p', 'orders'])
+      const where = `project_id = $1 AND collection = $2 AND ${compileFilter(bindFilter(parseFilter({ status: 's77' }).filter, (v) => v), params)}`
+      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) SELECT id, body, count(*) OVER () FROM documents WHERE ${where} ORDER BY created_at, id LIMIT 100`, params.values)
+      expect(JSON.stringify(rows[0]['QUERY PLAN'])).toContain(`"Index Name":"${documentIndexName(['status'])}"`)
     } finally {
       await client.end()
       await store.close()

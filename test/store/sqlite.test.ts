@@ -9,6 +9,9 @@ import { SqliteWriterConnection } from '../../src/store/sqlite-writer.js'
 import type { RunRecord } from '../../src/store/types.js'
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js'
 import { describeStoreContract, makeRun } from './contract.js'
+import { bindFilter, parseFilter } from '../../src/store/document-filter.js'
+import { documentIndexName } from '../../src/store/documents.js'
+import { compileFilter, compileSort, SQLITE_DIALECT, SqlParams } from '../../src/store/filter-sql.js'
 
 /** A run as the store's INSERT takes it (RUN_COLUMNS order). */
 function runValues(run: RunRecord): unknown[] {
@@ -177,6 +180,28 @@ describe('sqlite store', () => {
       raw.close()
     }
     await Promise.all(stores.slice(1).map((store) => store.close()))
+  })
+
+  it('answers an equality find on an indexed field from the expression index, for count and page', async () => {
+    const path = join(dir, 'index-plan', 'flowctl.db')
+    const store = await openSqliteStore(path)
+    await store.ensureIndexes({ orders: [['status'], ['customer', 'id']] })
+    await store.close()
+    const raw = new Database(path, { readonly: true })
+    try {
+      for (const [field, value] of [[['status'], 'open'], [['customer', 'id'], 7]] as const) {
+        const params = new SqlParams(SQLITE_DIALECT, ['p', 'orders'])
+        const where = `project_id = ? AND collection = ? AND ${compileFilter(bindFilter(parseFilter({ [field.join('.')]: value }).filter, (v) => v), params)}`
+        const order = compileSort([], SQLITE_DIALECT, 'ASC')
+        for (const sql of [`SELECT count(*) FROM documents WHERE ${where}`, `SELECT id, body FROM documents WHERE ${where} ORDER BY ${order} LIMIT 100`]) {
+          const plan = (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params.values) as { detail: string }[]).map((r) => r.detail).join('; ')
+          expect(plan).toMatch(new RegExp(`USING (COVERING )?INDEX ${documentIndexName(field)} \\(<expr>=\\? AND project_id=\\? AND collection=\\?\\)`))
+          expect(plan).not.toContain('TEMP B-TREE') // insertion order (rowid) comes with the index: no sort step
+        }
+      }
+    } finally {
+      raw.close()
+    }
   })
 
   it('works in memory', async () => {

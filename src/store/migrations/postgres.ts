@@ -68,7 +68,12 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
     `,
   },
-  // Version 3 (not 2, which another change uses): the minute a scheduled run is for (SPEC §16).
+  {
+    // Documents by collection (SPEC §10): listing, counting and scanning one collection, in id order.
+    version: 2,
+    sql: 'CREATE INDEX documents_by_collection ON documents (project_id, collection, id);',
+  },
+  // Version 3: the minute a scheduled run is for (SPEC §16).
   { version: 3, sql: 'ALTER TABLE runs ADD COLUMN scheduled_for TIMESTAMPTZ' },
 ]
 
