@@ -26,6 +26,7 @@ function project(database: string, databaseSchema?: string): Project {
       secrets: '.env',
       limits: DEFAULT_LIMITS,
       notify: { channels: {}, alerts: [], digests: [] },
+      indexes: {},
     },
     flows: new Map(),
     secrets: new Map(),
