@@ -14,13 +14,21 @@ export interface NodeContext {
   run: { id: string; startedAt: string; trigger: string }
   /** The validated inputs; set for the Start node only. */
   inputs?: Record<string, unknown>
+  /** Runs another flow of the project through the same engine (call and each nodes); never throws for
+   *  the sub-flow's own failure, which comes back as `{ failed: reason }`. Throws when the call itself
+   *  is wrong (unknown flow, input not valid for its Start, nesting too deep). */
+  callFlow(slug: string, body: unknown): Promise<SubFlowResult>
 }
+
+export type SubFlowResult = { failed: null; status: number; body: unknown } | { failed: string; status: 500; body: { error: string } }
 
 export interface NodeResult {
   /** Stored under the node's reference name for later `{{ ref.x }}`. */
   output: unknown
   /** The port to follow; undefined for one-port nodes (`out`) and for End nodes. */
   port?: string
+  /** The attempt answered something worth trying again (an http 429 or 5xx): with `retry`, it is. */
+  retryable?: boolean
   /** Set by End nodes: the run's response. */
   response?: { status: number; body: unknown; headers: Record<string, string> }
 }

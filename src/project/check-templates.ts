@@ -1,6 +1,8 @@
 // `{{ references }}` and `${secrets.X}` in node settings: well-formed, rooted at `run` or at a node
 // that runs before, and secrets that exist (a warning: they may be supplied at run time).
-import { parseTemplate, hasTemplate, TemplateSyntaxError } from '../flow/template.js'
+import { hasTemplate, parseTemplate, TemplateSyntaxError, UNTEMPLATED_SETTINGS } from '../flow/template.js'
+import { inspectExpression } from '../flow/expression.js'
+import type { ExpressionPart } from '../flow/template.js'
 import type { GraphInfo } from './check-graph.js'
 import type { Secrets } from './model.js'
 import type { NodeEntry } from './node-entries.js'
@@ -8,8 +10,6 @@ import type { ProblemCollector, SourcePath } from './yaml-source.js'
 
 const RUN_FIELDS = ['id', 'startedAt', 'trigger']
 
-/** Settings that hold JSON Schemas, not bindings: their strings are never templates. */
-const SCHEMA_SETTINGS: Record<string, string[]> = { start: ['inputs'], end: ['schema'] }
 
 export interface TemplateContext {
   entries: NodeEntry[]
@@ -30,7 +30,7 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
   for (const entry of context.entries) if (!byRefName.has(entry.node.refName)) byRefName.set(entry.node.refName, entry)
   const roots = ['run', ...byRefName.keys()].join(', ')
   for (const entry of context.entries) {
-    const skipped = SCHEMA_SETTINGS[entry.node.type] ?? []
+    const skipped = UNTEMPLATED_SETTINGS[entry.node.type] ?? []
     for (const [setting, value] of Object.entries(entry.node.settings)) {
       if (skipped.includes(setting)) continue
       for (const [text, path] of strings(value, [setting])) {
@@ -52,22 +52,55 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
             }
             continue
           }
-          const [root, field] = part.path
-          const shown = `"{{ ${part.source} }}"`
-          if (root === 'run') {
-            if (field !== undefined && !RUN_FIELDS.includes(field)) {
-              collector.error(at, `${entry.label}: ${shown} refers to run.${field}, but run has only ${RUN_FIELDS.join(', ')}`)
-            }
+          if (part.kind === 'expr') {
+            checkExpression(part, { entry, at, byRefName, roots, graph: context.graph }, collector)
             continue
           }
-          const target = byRefName.get(root ?? '')
-          if (!target) {
-            collector.error(at, `${entry.label}: ${shown} refers to "${root}", which is not a node of this flow (known names: ${roots})`)
-          } else if (context.graph.reachable.has(entry.node.id) && !context.graph.upstream.get(entry.node.id)?.has(target.node.id)) {
-            collector.error(at, `${entry.label}: ${shown} refers to "${root}" (${target.label}), which does not run before this node`)
-          }
+          const problem = rootProblem(part.path[0] ?? '', part.path[1], { entry, byRefName, roots, graph: context.graph })
+          if (problem) collector.error(at, `${entry.label}: "{{ ${part.source} }}" ${problem}`)
         }
       }
     }
+  }
+}
+
+interface RootContext {
+  entry: NodeEntry
+  byRefName: Map<string, NodeEntry>
+  /** The known root names, for messages. */
+  roots: string
+  graph: GraphInfo
+}
+
+/** Why a root (and its first field, for `run`) cannot be read from this node; null when it can. */
+function rootProblem(root: string, field: string | undefined, context: RootContext): string | null {
+  if (root === 'run') {
+    return field !== undefined && !RUN_FIELDS.includes(field) ? `refers to run.${field}, but run has only ${RUN_FIELDS.join(', ')}` : null
+  }
+  const target = context.byRefName.get(root)
+  if (!target) return `refers to "${root}", which is not a node of this flow (known names: ${context.roots})`
+  const { graph, entry } = context
+  if (graph.reachable.has(entry.node.id) && !graph.upstream.get(entry.node.id)?.has(target.node.id)) {
+    return `refers to "${root}" (${target.label}), which does not run before this node`
+  }
+  return null
+}
+
+/** An expression's syntax, the roots it reads, and what it may not use; positioned inside the string. */
+function checkExpression(part: ExpressionPart, context: RootContext & { at: SourcePath }, collector: ProblemCollector): void {
+  const { entry, at } = context
+  const shown = `"{{= ${part.source.length > 40 ? `${part.source.slice(0, 37)}...` : part.source} }}"`
+  if (part.source.includes('${secrets.')) {
+    collector.error(at, `${entry.label}: ${shown} uses a secret; secrets cannot be read by expressions (put the secret outside the {{= }})`, { within: part.offset + part.source.indexOf('${secrets.') })
+  }
+  const inspected = inspectExpression(part.source)
+  if ('problem' in inspected) {
+    collector.error(at, `${entry.label}: ${shown}: ${inspected.problem.message}`, { within: part.offset + inspected.problem.at })
+    return
+  }
+  for (const problem of inspected.problems) collector.error(at, `${entry.label}: ${shown}: ${problem.message}`, { within: part.offset + problem.at })
+  for (const root of inspected.roots) {
+    const problem = rootProblem(root.name, root.field, context)
+    if (problem) collector.error(at, `${entry.label}: ${shown} ${problem}`, { within: part.offset + root.at })
   }
 }

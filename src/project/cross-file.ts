@@ -1,4 +1,6 @@
-// Checks that need every flow file: one slug per flow, and the flows named by notification rules.
+// Checks that need every flow file: one slug per flow, the flows that call and each nodes run, and
+// the flows named by notification rules.
+import { checkCalls } from './check-calls.js'
 import type { FlowFileResult } from './flow-file.js'
 import type { Position, Problem } from './model.js'
 import type { SettingsResult } from './settings.js'
@@ -27,6 +29,11 @@ export function crossFileProblems(
       const message = `the flow slug "${slug}" is used by both ${files}; give each flow its own name`
       problems.push(problemAt(result.file, result.collector.source, result.slugAt, message, 'error'))
     }
+  }
+
+  for (const problem of checkCalls(results)) {
+    failedFiles.add(problem.result.file)
+    problems.push(problemAt(problem.result.file, problem.result.collector.source, problem.at, problem.message, 'error'))
   }
 
   const { source } = settings

@@ -82,6 +82,8 @@ export interface ProjectLimits {
   runTimeoutMs: number
   bodyLimitBytes: number
   historyRuns: number
+  /** How long one `{{= }}` expression may evaluate (SPEC §9). */
+  expressionMs: number
 }
 
 export type NotifyChannel =
@@ -139,4 +141,5 @@ export const DEFAULT_LIMITS: ProjectLimits = {
   runTimeoutMs: 30_000,
   bodyLimitBytes: 1_048_576,
   historyRuns: 10_000,
+  expressionMs: 50,
 }

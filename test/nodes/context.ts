@@ -10,6 +10,7 @@ export interface ContextOptions {
   store?: Store
   signal?: AbortSignal
   inputs?: Record<string, unknown>
+  callFlow?: NodeContext['callFlow']
 }
 
 export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeContext {
@@ -26,5 +27,6 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
     signal: options.signal ?? new AbortController().signal,
     run,
     inputs: options.inputs,
+    callFlow: options.callFlow ?? (() => Promise.reject(new Error('this node must not call flows'))),
   }
 }

@@ -1,0 +1,207 @@
+// `{{= expression }}`: JSONata, bounded. The input is the run's scope (upstream outputs and `run`),
+// which holds no secrets; JSONata itself reads own properties only and cannot call JavaScript it
+// was not given. What could still escape a bound is closed here:
+// - time and depth: jsonata's own guardrails (checked on every evaluation step) -> "expression timed out";
+// - sequences and ranges (`[1..1e9]`): the `sequence` bound;
+// - regular expressions run in one uninterruptible step (catastrophic backtracking): refused at load,
+//   and the regex engine given to jsonata refuses them at run time too;
+// - `$eval` would compile text that was never checked at load: refused at load, and unbound at run time;
+// - text that doubles itself in a loop (`$s & $s`) or `$pad` to a huge width: a text-length bound.
+import jsonata from 'jsonata'
+
+/** How deep evaluation may nest (each step of an expression is one level; recursion adds levels). */
+export const EXPRESSION_DEPTH = 500
+/** The longest array a range or sequence may build. */
+export const EXPRESSION_SEQUENCE = 100_000
+/** The longest text an expression may produce. */
+export const EXPRESSION_TEXT = 1_000_000
+
+export const EXPRESSION_TIMED_OUT = 'expression timed out'
+
+export type CompiledExpression = jsonata.Expression
+
+/** A load problem inside an expression; `at` is the character offset in the expression's source. */
+export interface ExpressionProblem {
+  message: string
+  at: number
+}
+
+/** A root name an expression reads (`start` in `start.qty * 2`), with its offset for messages. */
+export interface ExpressionRoot {
+  name: string
+  field: string | undefined
+  at: number
+}
+
+/** Parses an expression for the load check: its syntax problem, or the roots it reads. */
+export function inspectExpression(source: string): { problem: ExpressionProblem } | { roots: ExpressionRoot[]; problems: ExpressionProblem[] } {
+  let ast: jsonata.ExprNode
+  try {
+    ast = jsonata(source).ast()
+  } catch (error) {
+    const { message, position } = jsonataError(error)
+    return { problem: { message: `expression syntax error: ${message}`, at: Math.max(0, (position ?? 1) - 1) } }
+  }
+  const roots: ExpressionRoot[] = []
+  const problems: ExpressionProblem[] = []
+  walkAst(ast as AstNode, true, roots, problems)
+  return { roots, problems }
+}
+
+type AstNode = Omit<jsonata.ExprNode, 'type'> & {
+  type: string
+  condition?: AstNode
+  then?: AstNode
+  else?: AstNode
+  body?: AstNode
+  stages?: { expr?: AstNode }[]
+  predicate?: { expr?: AstNode }[]
+  terms?: { expression?: AstNode }[]
+  group?: { lhs?: [AstNode, AstNode][] }
+  pattern?: AstNode
+  update?: AstNode
+  delete?: AstNode
+  expr?: AstNode
+}
+
+/** Collects the names read from the root object, and refuses regexes and `$eval`. */
+function walkAst(node: AstNode | undefined, atRoot: boolean, roots: ExpressionRoot[], problems: ExpressionProblem[]): void {
+  if (!node || typeof node !== 'object') return
+  const at = Math.max(0, (node.position ?? 1) - 1)
+  if (node.type === 'regexp' || node.type === 'regex') {
+    problems.push({ message: 'regular expressions are not allowed in expressions (they cannot be bounded in time); use $contains, $split or $replace with text', at })
+    return
+  }
+  if (node.type === 'variable' && node.value === 'eval') {
+    problems.push({ message: '$eval is not allowed in expressions; write the expression itself', at })
+    return
+  }
+  if (node.type === 'path') {
+    const steps = (node.steps ?? []) as AstNode[]
+    // `$$.start.x` and `$.start.x` read the root too.
+    const rootVariable = steps[0]?.type === 'variable' && (steps[0].value === '$' || steps[0].value === '')
+    const firstName = rootVariable ? 1 : 0
+    steps.forEach((step, index) => {
+      if (index === firstName && step.type === 'name' && (atRoot || rootVariable)) {
+        const next = steps[index + 1]
+        roots.push({ name: String(step.value), field: next?.type === 'name' ? String(next.value) : undefined, at: Math.max(0, (step.position ?? 1) - String(step.value).length) })
+        walkExtras(step, roots, problems)
+      } else {
+        walkAst(step, atRoot && index === 0, roots, problems)
+      }
+    })
+    return
+  }
+  if (node.type === 'name') {
+    if (atRoot) roots.push({ name: String(node.value), field: undefined, at: Math.max(0, (node.position ?? 1) - String(node.value).length) })
+    walkExtras(node, roots, problems)
+    return
+  }
+  const children: (AstNode | undefined)[] = [node.lhs as AstNode, node.rhs as AstNode, node.condition, node.then, node.else, node.body, node.procedure as AstNode, node.pattern, node.update, node.delete, node.expr]
+  if (Array.isArray(node.lhs)) {
+    // An object constructor `{ key: value }`: pairs of expressions.
+    for (const pair of node.lhs as unknown as AstNode[][]) for (const item of pair) walkAst(item, atRoot, roots, problems)
+    children[0] = undefined
+  }
+  for (const child of children) walkAst(child, atRoot, roots, problems)
+  for (const list of [node.arguments, node.expressions] as (AstNode[] | undefined)[]) for (const item of list ?? []) walkAst(item, atRoot, roots, problems)
+  walkExtras(node, roots, problems)
+}
+
+/** Predicates, stages, sort terms and groups read relative to their step, not the root. */
+function walkExtras(node: AstNode, roots: ExpressionRoot[], problems: ExpressionProblem[]): void {
+  for (const stage of [...(node.stages ?? []), ...(node.predicate ?? [])]) walkAst(stage.expr, false, roots, problems)
+  for (const term of node.terms ?? []) walkAst(term.expression, false, roots, problems)
+  for (const pair of node.group?.lhs ?? []) for (const item of pair) walkAst(item, false, roots, problems)
+}
+
+/** A regex engine that refuses: regex literals are refused at load; this closes any other way in. */
+class NoRegex {
+  constructor() {
+    throw new Error('regular expressions are not allowed in expressions')
+  }
+}
+
+/** Bindings every evaluation gets: they shadow the built-ins that could escape a bound. */
+const SAFE_BINDINGS: Record<string, unknown> = {
+  eval: () => {
+    throw new Error('$eval is not allowed in expressions')
+  },
+  pad: (text: unknown, width: unknown, char?: unknown) => {
+    if (typeof width === 'number' && Math.abs(width) > EXPRESSION_TEXT) throw new Error(`$pad width may be at most ${EXPRESSION_TEXT}`)
+    return padText(text, width, char)
+  },
+}
+
+function padText(text: unknown, width: unknown, char: unknown): string | undefined {
+  if (text === undefined) return undefined
+  const value = String(text)
+  const fill = typeof char === 'string' && char !== '' ? char : ' '
+  const target = typeof width === 'number' ? Math.trunc(width) : 0
+  const missing = Math.abs(target) - [...value].length
+  if (missing <= 0) return value
+  const padding = fill.repeat(Math.ceil(missing / fill.length)).slice(0, missing)
+  return target > 0 ? value + padding : padding + value
+}
+
+/** Compiles an expression for running, with the project's time bound. */
+export function compileExpression(source: string, timeoutMs: number): CompiledExpression {
+  const expression = jsonata(source, {
+    timeout: timeoutMs,
+    stack: EXPRESSION_DEPTH,
+    sequence: EXPRESSION_SEQUENCE,
+    RegexEngine: NoRegex as unknown as RegExpConstructor,
+  })
+  // Checked on every step's exit: text that grows past the bound stops before it is ever flattened.
+  expression.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, (_node: unknown, _input: unknown, _env: unknown, result: unknown) => {
+    if (typeof result === 'string' && result.length > EXPRESSION_TEXT) {
+      throw { code: 'FLOWCTL_TEXT', message: `expression produced text longer than ${EXPRESSION_TEXT} characters` }
+    }
+  })
+  return expression
+}
+
+/** Thrown when an expression fails: the reason is JSONata's message, or "expression timed out". */
+export class ExpressionError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ExpressionError'
+  }
+}
+
+/** Evaluates against the scope; JSONata's "no value" becomes null, and sequences become plain arrays. */
+export async function evaluateExpression(expression: CompiledExpression, input: Record<string, unknown>): Promise<unknown> {
+  let result: unknown
+  try {
+    result = await expression.evaluate(input, SAFE_BINDINGS)
+  } catch (error) {
+    const { code, message } = jsonataError(error)
+    if (code === 'D1011' || code === 'D1012') throw new ExpressionError(EXPRESSION_TIMED_OUT)
+    throw new ExpressionError(message)
+  }
+  return plain(result)
+}
+
+/** JSONata results may be sequences (arrays with flags) or functions: keep plain JSON data only. */
+function plain(value: unknown): unknown {
+  if (value === undefined || typeof value === 'function') return null
+  if (Array.isArray(value)) return value.map(plain)
+  if (value !== null && typeof value === 'object') {
+    // A JSONata function value (a lambda or a built-in) is not data.
+    if ('_jsonata_lambda' in value || '_jsonata_function' in value) return null
+    const result: Record<string, unknown> = {}
+    for (const key of Object.keys(value)) result[key] = plain((value as Record<string, unknown>)[key])
+    return result
+  }
+  if (typeof value === 'number' && !Number.isFinite(value)) return null
+  return value
+}
+
+function jsonataError(error: unknown): { code: string | undefined; message: string; position: number | undefined } {
+  if (error !== null && typeof error === 'object') {
+    const { code, message, position } = error as { code?: unknown; message?: unknown; position?: unknown }
+    const text = typeof message === 'string' && message !== '' ? message : typeof code === 'string' ? `JSONata error ${code}` : 'expression failed'
+    return { code: typeof code === 'string' ? code : undefined, message: text, position: typeof position === 'number' ? position : undefined }
+  }
+  return { code: undefined, message: String(error), position: undefined }
+}
