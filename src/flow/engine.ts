@@ -9,7 +9,16 @@ import { maskSecrets } from '../project/secrets.js'
 import type { RunRecord, Store } from '../store/types.js'
 import { validateInputs } from './inputs.js'
 import { maskValue } from './mask.js'
-import { createResolver, createScope, evaluateNodeExpressions, type ExpressionValues, type Scope } from './resolve.js'
+import {
+  createResolver,
+  createScope,
+  evaluateNodeExpressions,
+  resolveParts,
+  templateCacheOf,
+  type ExpressionValues,
+  type ResolvedPart,
+  type Scope,
+} from './resolve.js'
 import { retryDelayMs, retryOf } from './retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import type { RunOptions, RunOutcome, TraceStep } from './types.js'
@@ -141,6 +150,11 @@ class StepContext implements NodeContext {
 
   get run(): NodeContext['run'] {
     return this.walk.run
+  }
+
+  resolveParts(text: string): ResolvedPart[] {
+    const { walk } = this
+    return resolveParts(text, walk.scope, walk.project.secrets, templateCacheOf(walk.flow), walk.expressionValues)
   }
 
   get signal(): AbortSignal {

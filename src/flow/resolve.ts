@@ -103,6 +103,22 @@ function resolveString(text: string, scope: Scope, secrets: Secrets, cache: Map<
   return out
 }
 
+/** A template's pieces after resolving: literal text (secrets included: the author wrote them) and values. */
+export type ResolvedPart = { literal: string } | { value: unknown }
+
+/** Resolves a string piece by piece, for settings that place values by position (the http node's url). */
+export function resolveParts(text: string, scope: Scope, secrets: Secrets, cache: Map<string, ParsedTemplate>, values: ExpressionValues): ResolvedPart[] {
+  if (!text.includes('{{') && !text.includes('${secrets.')) return [{ literal: text }]
+  return parsedFrom(cache, text).parts.map((part): ResolvedPart => {
+    if (typeof part === 'string') return { literal: part }
+    if (part.kind === 'ref') return { value: lookupReference(scope, part) }
+    if (part.kind === 'expr') return { value: expressionValue(values, part) }
+    const secret = secrets.get(part.name)
+    if (secret === undefined) throw new MissingSecretError(part.name)
+    return { literal: secret }
+  })
+}
+
 function expressionValue(values: ExpressionValues, part: ExpressionPart): unknown {
   if (!values.has(part)) throw new Error(`the expression {{= ${part.source} }} was not evaluated before its node ran`)
   return values.get(part)
@@ -179,7 +195,7 @@ export function lookupPath(scope: Scope, path: readonly string[]): unknown {
 }
 
 /** How a value is written inside longer text: objects as JSON, missing and null as empty text. */
-function textOf(value: unknown): string {
+export function textOf(value: unknown): string {
   if (value === null || value === undefined) return ''
   if (typeof value === 'string') return value
   if (typeof value === 'object') return JSON.stringify(value)

@@ -1,6 +1,7 @@
 // What a node kind is: a description (settings schema, ports) beside `execute`.
 // Adding a kind is adding a file in src/nodes/ and a line in registry.ts.
 import type { FlowNode, JsonSchema, Project } from '../project/model.js'
+import type { ResolvedPart } from '../flow/resolve.js'
 import type { Store } from '../store/types.js'
 
 export interface NodeContext {
@@ -9,6 +10,8 @@ export interface NodeContext {
   store: Store
   /** Replaces `{{ refs }}` and `${secrets.X}` in a setting's value (deeply, for objects and arrays). */
   resolve(value: unknown): unknown
+  /** The same, piece by piece: literal text (secrets included) and the values placed in it. */
+  resolveParts(text: string): ResolvedPart[]
   /** Aborted when the run times out or the server shuts down. */
   signal: AbortSignal
   run: { id: string; startedAt: string; trigger: string }

@@ -2,7 +2,8 @@
 // that runs before, and secrets that exist (a warning: they may be supplied at run time).
 import { hasTemplate, parseTemplate, TemplateSyntaxError, UNTEMPLATED_SETTINGS } from '../flow/template.js'
 import { inspectExpression } from '../flow/expression.js'
-import type { ExpressionPart } from '../flow/template.js'
+import type { ExpressionPart, TemplatePart } from '../flow/template.js'
+import { ORIGIN_DONE } from '../flow/url-template.js'
 import type { GraphInfo } from './check-graph.js'
 import type { Secrets } from './model.js'
 import type { NodeEntry } from './node-entries.js'
@@ -44,6 +45,7 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
           collector.error(at, `${entry.label}: ${error.message}`)
           continue
         }
+        if (entry.node.type === 'http' && path.length === 1 && setting === 'url') checkUrlTemplate(parts, entry, at, collector)
         for (const part of parts) {
           if (typeof part === 'string') continue
           if (part.kind === 'secret') {
@@ -102,5 +104,24 @@ function checkExpression(part: ExpressionPart, context: RootContext & { at: Sour
   for (const root of inspected.roots) {
     const problem = rootProblem(root.name, root.field, context)
     if (problem) collector.error(at, `${entry.label}: ${shown} ${problem}`, { within: part.offset + root.at })
+  }
+}
+
+/**
+ * The http node's url: a value may not sit in the scheme, host or port (the run refuses it too; here
+ * it is caught early when the text before it is plain). A url that is exactly one value is the whole URL.
+ */
+function checkUrlTemplate(parts: TemplatePart[], entry: NodeEntry, at: SourcePath, collector: ProblemCollector): void {
+  if (parts.length === 1) return
+  let before = ''
+  for (const part of parts) {
+    if (typeof part === 'string') before += part
+    else if (part.kind === 'secret') return // the secret may hold the base URL: checked when the node runs
+    else {
+      if (!ORIGIN_DONE.test(before)) {
+        collector.error(at, `${entry.label}: url has a {{ }} value in its scheme, host or port, so a caller could choose where the request goes; write the base URL in the flow file (or a \${secrets.X})`)
+      }
+      return
+    }
   }
 }
