@@ -12,13 +12,15 @@ export class UrlTemplateError extends Error {}
 /**
  * The URL from resolved url parts. A url that is exactly one value is taken as the whole URL (the flow
  * author chose that); otherwise a value may not sit in the scheme, host or port, and is percent-encoded
- * in the path (no `/`, and never a `.` or `..` segment), the query (no `&`, `=` or `#`) and the fragment.
+ * in the path (no `/`, and never a whole `.` or `..` segment), the query (no `&`, `=` or `#`) and the fragment.
  */
 export function buildUrl(parts: ResolvedPart[]): URL {
   const only = parts.length === 1 ? parts[0] : undefined
   if (only && 'value' in only) return parseHttpUrl(textOf(only.value))
   let built = ''
   let origin: string | null = null
+  // Dot values placed in the path: a whole `.` or `..` segment would be resolved away by the URL parser.
+  const dots: { from: number; to: number; text: string }[] = []
   for (const part of parts) {
     if ('literal' in part) {
       built += part.literal
@@ -29,9 +31,14 @@ export function buildUrl(parts: ResolvedPart[]): URL {
     }
     origin ??= built
     const text = textOf(part.value)
-    const inQuery = built.includes('?') || built.includes('#')
-    if (!inQuery && (text === '.' || text === '..')) throw new UrlTemplateError(`has the value "${text}" as a segment of its url path, which is not allowed`)
+    const inPath = !built.includes('?') && !built.includes('#')
+    if (inPath && (text === '.' || text === '..')) dots.push({ from: built.length, to: built.length + text.length, text })
     built += encodeURIComponent(text)
+  }
+  for (const { from, to, text } of dots) {
+    if (built[from - 1] === '/' && (to === built.length || '/?#'.includes(built[to] ?? ''))) {
+      throw new UrlTemplateError(`has the value "${text}" as a segment of its url path, which is not allowed`)
+    }
   }
   const url = parseHttpUrl(built)
   // Belt and braces: values were encoded, so the origin must be the one the literal text gave.
