@@ -177,7 +177,10 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
   if (!flow?.start) throw new Error(`there is no flow "${slug}" with a start node to call`)
   if (parent.depth + 1 > MAX_CALL_DEPTH) throw new Error(`flow calls nest more than ${MAX_CALL_DEPTH} deep`)
   const checked = validateInputs(flow, { body })
-  if (!checked.ok) throw new Error(`the input for flow "${slug}" is not valid: ${checked.errors.join('; ')}`)
+  if (!checked.ok) {
+    const error = `the input for flow "${slug}" is not valid: ${checked.errors.join('; ')}`
+    return { failed: error, status: 400, body: { error } }
+  }
   const walk = newWalk({
     flow,
     project: parent.project,

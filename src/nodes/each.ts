@@ -21,7 +21,8 @@ export const eachNode: NodeKind = {
   ports: () => ['out'],
   async execute(context) {
     const { settings } = context.node
-    const items = context.resolve(settings.items)
+    // Null (a missing list, or an expression that selected nothing) is no items.
+    const items = context.resolve(settings.items) ?? []
     if (!Array.isArray(items)) throw new Error(`each needs items to be a list, but it is ${items === null ? 'null' : typeof items}`)
     const slug = String(settings.flow)
     const concurrency = typeof settings.concurrency === 'number' ? Math.min(MAX_EACH_CONCURRENCY, Math.max(1, settings.concurrency)) : 1

@@ -17,13 +17,14 @@ export interface NodeContext {
   run: { id: string; startedAt: string; trigger: string }
   /** The validated inputs; set for the Start node only. */
   inputs?: Record<string, unknown>
-  /** Runs another flow of the project through the same engine (call and each nodes); never throws for
-   *  the sub-flow's own failure, which comes back as `{ failed: reason }`. Throws when the call itself
-   *  is wrong (unknown flow, input not valid for its Start, nesting too deep). */
+  /** Runs another flow of the project through the same engine (call and each nodes). An input its
+   *  Start refuses, or its failing, comes back as `{ failed: reason }`; throws when the call itself is
+   *  wrong (unknown flow, nesting too deep) or the run is stopped. */
   callFlow(slug: string, body: unknown): Promise<SubFlowResult>
 }
 
-export type SubFlowResult = { failed: null; status: number; body: unknown } | { failed: string; status: 500; body: { error: string } }
+/** A sub-flow's answer; `failed` is the reason when its input was refused (400) or it failed (500). */
+export type SubFlowResult = { failed: null; status: number; body: unknown } | { failed: string; status: 400 | 500; body: { error: string } }
 
 export interface NodeResult {
   /** Stored under the node's reference name for later `{{ ref.x }}`. */
