@@ -19,11 +19,13 @@ describe('OpenAPI document of fixtures/example', () => {
     expect(result.warnings).toEqual([])
 
     expect(Object.keys(doc.paths)).toEqual([
+      '/api/run/shop/bulk-quote',
       '/api/run/shop/create-order',
       '/api/run/shop/fetch-status',
       '/api/run/shop/nightly-cleanup',
       '/api/run/shop/order-status/{state}',
       '/api/run/shop/quote',
+      '/api/run/shop/stock-check/{sku}',
     ])
     const create = doc.paths['/api/run/shop/create-order']!.post!
     expect(create.operationId).toBe('start_post')

@@ -29,7 +29,7 @@ describe('loadProject(fixtures/example)', () => {
   it('loads 5 flows without errors', async () => {
     const project = await loadProject(EXAMPLE, { env: {} })
     expect(project.dir).toBe(EXAMPLE)
-    expect([...project.flows.keys()]).toEqual(['create-order', 'fetch-status', 'nightly-cleanup', 'order-status', 'quote'])
+    expect([...project.flows.keys()]).toEqual(['bulk-quote', 'create-order', 'fetch-status', 'nightly-cleanup', 'order-status', 'quote', 'stock-check'])
     expect(project.problems.filter((p) => p.severity === 'error')).toEqual([])
   })
 
