@@ -1,7 +1,8 @@
 // `{{= expression }}`: JSONata, bounded. The input is the run's scope (upstream outputs and `run`),
 // which holds no secrets; JSONata itself reads own properties only and cannot call JavaScript it
 // was not given. What could still escape a bound is closed here:
-// - time and depth: jsonata's own guardrails (checked on every evaluation step) -> "expression timed out";
+// - time: counted on every evaluation step (see compileExpression), and depth: jsonata's stack bound
+//   -> "expression timed out";
 // - sequences and ranges (`[1..1e9]`): the `sequence` bound;
 // - regular expressions run in one uninterruptible step (catastrophic backtracking): refused at load,
 //   and the regex engine given to jsonata refuses them at run time too;
@@ -18,7 +19,6 @@ export const EXPRESSION_TEXT = 1_000_000
 
 export const EXPRESSION_TIMED_OUT = 'expression timed out'
 
-export type CompiledExpression = jsonata.Expression
 
 /** A load problem inside an expression; `at` is the character offset in the expression's source. */
 export interface ExpressionProblem {
@@ -62,6 +62,8 @@ type AstNode = Omit<jsonata.ExprNode, 'type'> & {
   update?: AstNode
   delete?: AstNode
   expr?: AstNode
+  keepArray?: boolean
+  tuple?: boolean
 }
 
 /** Collects the names read from the root object, and refuses regexes and `$eval`. */
@@ -122,11 +124,15 @@ class NoRegex {
   }
 }
 
+/** The name of the function a range `[a..b]` is turned into: it checks the size before building. */
+const RANGE_FUNCTION = '__flowctlRange'
+
 /** Bindings every evaluation gets: they shadow the built-ins that could escape a bound. */
 const SAFE_BINDINGS: Record<string, unknown> = {
   eval: () => {
     throw new Error('$eval is not allowed in expressions')
   },
+  [RANGE_FUNCTION]: boundedRange,
   pad: (text: unknown, width: unknown, char?: unknown) => {
     if (typeof width === 'number' && Math.abs(width) > EXPRESSION_TEXT) throw new Error(`$pad width may be at most ${EXPRESSION_TEXT}`)
     return padText(text, width, char)
@@ -144,21 +150,102 @@ function padText(text: unknown, width: unknown, char: unknown): string | undefin
   return target > 0 ? value + padding : padding + value
 }
 
+/**
+ * Time an evaluation spent is counted between its steps, each gap counted up to GAP_CAP_MS: a pause
+ * that is not the expression's doing (the machine busy with other processes, a garbage collection,
+ * the first run of cold code) does not fail a small expression, while a loop of many steps still
+ * adds up. jsonata's own wall-clock timeout stays as a backstop at BACKSTOP_FACTOR × the bound.
+ */
+const GAP_CAP_MS = 2
+const BACKSTOP_FACTOR = 20
+
+interface Budget {
+  spentMs: number
+  lastMs: number
+}
+
+/** Where an evaluation keeps its budget: on its root environment, shared by every frame of that evaluation. */
+const BUDGET = Symbol('flowctl.expressionBudget')
+
+function timedOut(): never {
+  throw { code: 'D1012', message: EXPRESSION_TIMED_OUT }
+}
+
+/** A compiled expression; `path` is set for a plain path (`compute.total`), read without JSONata when it can be. */
+export interface CompiledExpression {
+  jsonata: jsonata.Expression
+  path: string[] | null
+}
+
 /** Compiles an expression for running, with the project's time bound. */
 export function compileExpression(source: string, timeoutMs: number): CompiledExpression {
   const expression = jsonata(source, {
-    timeout: timeoutMs,
+    timeout: timeoutMs * BACKSTOP_FACTOR,
     stack: EXPRESSION_DEPTH,
-    sequence: EXPRESSION_SEQUENCE,
     RegexEngine: NoRegex as unknown as RegExpConstructor,
   })
-  // Checked on every step's exit: text that grows past the bound stops before it is ever flattened.
-  expression.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, (_node: unknown, _input: unknown, _env: unknown, result: unknown) => {
+  boundRanges(expression.ast() as AstNode)
+  // One hook, on each step's exit (every loop iteration exits steps): it counts the time spent, and
+  // stops text that grows past the bound before it is ever flattened.
+  expression.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, (_node: unknown, _input: unknown, environment: { base?: Record<symbol, Budget> }, result: unknown) => {
+    const root = environment.base ?? (environment as Record<symbol, Budget>)
+    const now = performance.now()
+    const budget = root[BUDGET]
+    if (budget === undefined) root[BUDGET] = { spentMs: 0, lastMs: now }
+    else {
+      budget.spentMs += Math.min(now - budget.lastMs, GAP_CAP_MS)
+      budget.lastMs = now
+      if (budget.spentMs > timeoutMs) timedOut()
+    }
     if (typeof result === 'string' && result.length > EXPRESSION_TEXT) {
       throw { code: 'FLOWCTL_TEXT', message: `expression produced text longer than ${EXPRESSION_TEXT} characters` }
     }
   })
-  return expression
+  return { jsonata: expression, path: plainPath(expression.ast() as AstNode) }
+}
+
+/** `a.b.c` with nothing but names: the path's names; anything else (functions, filters, ...): null. */
+function plainPath(node: AstNode): string[] | null {
+  if (node.type !== 'path' || !Array.isArray(node.steps) || node.keepArray) return null
+  const names: string[] = []
+  for (const step of node.steps as AstNode[]) {
+    if (step.type !== 'name' || typeof step.value !== 'string' || step.stages || step.predicate || step.group || step.keepArray || step.tuple) return null
+    names.push(step.value)
+  }
+  return names
+}
+
+
+/**
+ * Ranges (`[1..n]`) are rewritten into a call of a bounded function: JSONata's own limit is 1e7 items,
+ * built before anything could stop it.
+ */
+function boundRanges(node: AstNode | undefined): void {
+  if (!node || typeof node !== 'object') return
+  for (const value of Object.values(node)) {
+    if (Array.isArray(value)) for (const item of value) boundRanges(item as AstNode)
+    else if (value && typeof value === 'object') boundRanges(value as AstNode)
+  }
+  if (node.type === 'binary' && node.value === '..') {
+    const { lhs, rhs } = node
+    node.type = 'function'
+    node.value = '('
+    node.procedure = { type: 'variable', value: RANGE_FUNCTION, position: node.position } as jsonata.ExprNode
+    node.arguments = [lhs as jsonata.ExprNode, rhs as jsonata.ExprNode]
+    delete node.lhs
+    delete node.rhs
+  }
+}
+
+function boundedRange(from: unknown, to: unknown): number[] | undefined {
+  if (from === undefined || to === undefined) return undefined
+  if (!Number.isInteger(from) || !Number.isInteger(to)) throw { code: 'T2003', message: 'The left and right sides of the range operator (..) must evaluate to integers' }
+  const start = from as number
+  const end = to as number
+  if (start > end) return undefined
+  const size = end - start + 1
+  if (size > EXPRESSION_SEQUENCE) throw { code: 'FLOWCTL_RANGE', message: `The size of the sequence made by the range operator (..) must not exceed ${EXPRESSION_SEQUENCE}; it would be ${size}` }
+  return Array.from({ length: size }, (_, i) => start + i)
 }
 
 /** Thrown when an expression fails: the reason is JSONata's message, or "expression timed out". */
@@ -171,15 +258,34 @@ export class ExpressionError extends Error {
 
 /** Evaluates against the scope; JSONata's "no value" becomes null, and sequences become plain arrays. */
 export async function evaluateExpression(expression: CompiledExpression, input: Record<string, unknown>): Promise<unknown> {
+  if (expression.path) {
+    const value = readPlainPath(input, expression.path)
+    if (value !== NOT_PLAIN) return plain(value)
+  }
   let result: unknown
   try {
-    result = await expression.evaluate(input, SAFE_BINDINGS)
+    result = await expression.jsonata.evaluate(input, SAFE_BINDINGS)
   } catch (error) {
     const { code, message } = jsonataError(error)
     if (code === 'D1011' || code === 'D1012') throw new ExpressionError(EXPRESSION_TIMED_OUT)
     throw new ExpressionError(message)
   }
   return plain(result)
+}
+
+const NOT_PLAIN = Symbol('not plain')
+
+/** A plain path read as JSONata would, when no step meets an array (JSONata maps over arrays): else NOT_PLAIN. */
+function readPlainPath(input: Record<string, unknown>, path: string[]): unknown {
+  let current: unknown = input
+  for (const name of path) {
+    if (Array.isArray(current)) return NOT_PLAIN
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, name)) return undefined
+    current = (current as Record<string, unknown>)[name]
+  }
+  // A whole array at the end is fine unless it is empty or holds one item (JSONata unwraps those).
+  if (Array.isArray(current) && current.length < 2) return NOT_PLAIN
+  return current
 }
 
 /** JSONata results may be sequences (arrays with flags) or functions: keep plain JSON data only. */
