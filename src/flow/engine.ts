@@ -13,6 +13,7 @@ import {
   createResolver,
   createScope,
   evaluateNodeExpressions,
+  expressionsOf,
   resolveParts,
   templateCacheOf,
   type ExpressionValues,
@@ -259,7 +260,8 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
     const context = new StepContext(node, walk, inputs)
     let result: NodeResult
     try {
-      await evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits.expressionMs, walk.expressionValues)
+      // Most nodes have no expressions: they do not wait for an evaluation that has nothing to do.
+      if (expressionsOf(flow, node).length > 0) await evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits.expressionMs, walk.expressionValues)
       result = await stopper.race(kind.execute(context))
     } catch (error) {
       if (error instanceof RunStopped) throw error
