@@ -165,8 +165,9 @@ name: Secret
 nodes:
   - { id: start, type: start, name: Start, next: keep }
   - { id: keep, type: set, name: Keep, values: { auth: "Bearer \${secrets.API_TOKEN}" }, next: copy }
-  - { id: copy, type: set, name: Copy, values: { again: "{{= keep.auth & '!' }}" }, next: done }
-  - { id: done, type: end, name: Done, body: { ok: true } }
+  - { id: copy, type: set, name: Copy, values: { again: "{{= keep.auth & '!' }}" }, next: look }
+  - { id: look, type: set, name: Look, values: { roots: "{{= $keys($$) }}", everything: "{{= $string($$) }}" }, next: done }
+  - { id: done, type: end, name: Done, body: "{{ look }}" }
 `,
       },
       { settings: 'limits: { expressionMs: 20 }\n', dotenv: 'API_TOKEN=very-secret-token\n' },
@@ -196,5 +197,14 @@ nodes:
     const text = JSON.stringify(outcome.kind === 'response' ? outcome.trace : null)
     expect(text).not.toContain('very-secret-token')
     expect(text).toContain('Bearer ***!')
+  })
+
+  it("an expression's whole input is the run and the upstream outputs: no secrets, no environment", async () => {
+    const outcome = await outcomeOf('secret', {})
+    const body = (outcome as { body: { roots: string[]; everything: string } }).body
+    expect(body.roots).toEqual(['run', 'start', 'keep', 'copy'])
+    // The only way a secret reaches an expression is a node output the author put it in (masked in traces).
+    expect(body.everything).not.toContain('API_TOKEN')
+    expect(body.everything).not.toContain(process.env.PATH ?? 'no PATH')
   })
 })
