@@ -1,18 +1,19 @@
 // `{{= expression }}`: JSONata, bounded. The input is the run's scope (upstream outputs and `run`),
 // which holds no secrets; JSONata itself reads own properties only and cannot call JavaScript it
 // was not given. What could still escape a bound is closed here:
-// - time: counted on every evaluation step (see compileExpression), and depth: jsonata's stack bound
+// - time: counted on every evaluation step (StepBudget), and depth: jsonata's stack bound
 //   -> "expression timed out";
-// - sequences and ranges (`[1..1e9]`): the `sequence` bound;
+// - ranges (`[1..1e9]`): rewritten into a bounded function;
 // - regular expressions run in one uninterruptible step (catastrophic backtracking): refused at load,
 //   and the regex engine given to jsonata refuses them at run time too;
 // - `$eval` would compile text that was never checked at load: refused at load, and unbound at run time;
-// - text that doubles itself in a loop (`$s & $s`) or `$pad` to a huge width: a text-length bound.
+// - text that doubles itself in a loop (`$s & $s`, rewritten into a bounded join) or `$pad` to a huge
+//   width: a text-length bound.
 import jsonata from 'jsonata'
 
 /** How deep evaluation may nest (each step of an expression is one level; recursion adds levels). */
 export const EXPRESSION_DEPTH = 500
-/** The longest array a range or sequence may build. */
+/** The longest array a range may build. */
 export const EXPRESSION_SEQUENCE = 100_000
 /** The longest text an expression may produce. */
 export const EXPRESSION_TEXT = 1_000_000
@@ -126,6 +127,8 @@ class NoRegex {
 
 /** The name of the function a range `[a..b]` is turned into: it checks the size before building. */
 const RANGE_FUNCTION = '__flowctlRange'
+/** The same for `a & b`. */
+const CONCAT_FUNCTION = '__flowctlConcat'
 
 /** Bindings every evaluation gets: they shadow the built-ins that could escape a bound. */
 const SAFE_BINDINGS: Record<string, unknown> = {
@@ -133,6 +136,7 @@ const SAFE_BINDINGS: Record<string, unknown> = {
     throw new Error('$eval is not allowed in expressions')
   },
   [RANGE_FUNCTION]: boundedRange,
+  [CONCAT_FUNCTION]: boundedConcat,
   pad: (text: unknown, width: unknown, char?: unknown) => {
     if (typeof width === 'number' && Math.abs(width) > EXPRESSION_TEXT) throw new Error(`$pad width may be at most ${EXPRESSION_TEXT}`)
     return padText(text, width, char)
@@ -159,13 +163,34 @@ function padText(text: unknown, width: unknown, char: unknown): string | undefin
 const GAP_CAP_MS = 2
 const BACKSTOP_FACTOR = 20
 
-interface Budget {
-  spentMs: number
-  lastMs: number
-}
+/**
+ * The options object jsonata reads on every evaluation step (its guardrail reads `timeout`): the getter
+ * counts the time since the previous step, each gap up to GAP_CAP_MS, and stops the evaluation past the
+ * bound. It answers jsonata's own wall-clock check with the backstop. Synchronous, so it costs far less
+ * than jsonata's asynchronous entry/exit hooks. Evaluations of one compiled expression share it; two at
+ * once (an each node) then share one budget, which can only stop them sooner.
+ */
+class StepBudget {
+  readonly stack = EXPRESSION_DEPTH
+  readonly RegexEngine = NoRegex as unknown as RegExpConstructor
+  private spentMs = 0
+  private lastMs = 0
 
-/** Where an evaluation keeps its budget: on its root environment, shared by every frame of that evaluation. */
-const BUDGET = Symbol('flowctl.expressionBudget')
+  constructor(private readonly limitMs: number) {}
+
+  start(): void {
+    this.spentMs = 0
+    this.lastMs = performance.now()
+  }
+
+  get timeout(): number {
+    const now = performance.now()
+    this.spentMs += Math.min(now - this.lastMs, GAP_CAP_MS)
+    this.lastMs = now
+    if (this.spentMs > this.limitMs) timedOut()
+    return this.limitMs * BACKSTOP_FACTOR
+  }
+}
 
 function timedOut(): never {
   throw { code: 'D1012', message: EXPRESSION_TIMED_OUT }
@@ -174,34 +199,16 @@ function timedOut(): never {
 /** A compiled expression; `path` is set for a plain path (`compute.total`), read without JSONata when it can be. */
 export interface CompiledExpression {
   jsonata: jsonata.Expression
+  budget: StepBudget
   path: string[] | null
 }
 
 /** Compiles an expression for running, with the project's time bound. */
 export function compileExpression(source: string, timeoutMs: number): CompiledExpression {
-  const expression = jsonata(source, {
-    timeout: timeoutMs * BACKSTOP_FACTOR,
-    stack: EXPRESSION_DEPTH,
-    RegexEngine: NoRegex as unknown as RegExpConstructor,
-  })
-  boundRanges(expression.ast() as AstNode)
-  // One hook, on each step's exit (every loop iteration exits steps): it counts the time spent, and
-  // stops text that grows past the bound before it is ever flattened.
-  expression.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, (_node: unknown, _input: unknown, environment: { base?: Record<symbol, Budget> }, result: unknown) => {
-    const root = environment.base ?? (environment as Record<symbol, Budget>)
-    const now = performance.now()
-    const budget = root[BUDGET]
-    if (budget === undefined) root[BUDGET] = { spentMs: 0, lastMs: now }
-    else {
-      budget.spentMs += Math.min(now - budget.lastMs, GAP_CAP_MS)
-      budget.lastMs = now
-      if (budget.spentMs > timeoutMs) timedOut()
-    }
-    if (typeof result === 'string' && result.length > EXPRESSION_TEXT) {
-      throw { code: 'FLOWCTL_TEXT', message: `expression produced text longer than ${EXPRESSION_TEXT} characters` }
-    }
-  })
-  return { jsonata: expression, path: plainPath(expression.ast() as AstNode) }
+  const budget = new StepBudget(timeoutMs)
+  const expression = jsonata(source, budget as unknown as jsonata.JsonataOptions)
+  rewriteUnbounded(expression.ast() as AstNode)
+  return { jsonata: expression, budget, path: plainPath(expression.ast() as AstNode) }
 }
 
 /** `a.b.c` with nothing but names: the path's names; anything else (functions, filters, ...): null. */
@@ -217,24 +224,47 @@ function plainPath(node: AstNode): string[] | null {
 
 
 /**
- * Ranges (`[1..n]`) are rewritten into a call of a bounded function: JSONata's own limit is 1e7 items,
- * built before anything could stop it.
+ * Ranges (`[1..n]`) and text joins (`a & b`) are rewritten into calls of bounded functions: JSONata's
+ * own range limit is 1e7 items, built before anything could stop it, and text that doubles itself in
+ * a loop would grow until it exhausts memory.
  */
-function boundRanges(node: AstNode | undefined): void {
+function rewriteUnbounded(node: AstNode | undefined): void {
   if (!node || typeof node !== 'object') return
   for (const value of Object.values(node)) {
-    if (Array.isArray(value)) for (const item of value) boundRanges(item as AstNode)
-    else if (value && typeof value === 'object') boundRanges(value as AstNode)
+    if (Array.isArray(value)) for (const item of value) rewriteUnbounded(item as AstNode)
+    else if (value && typeof value === 'object') rewriteUnbounded(value as AstNode)
   }
-  if (node.type === 'binary' && node.value === '..') {
+  if (node.type === 'binary' && (node.value === '..' || node.value === '&')) {
     const { lhs, rhs } = node
+    const name = node.value === '..' ? RANGE_FUNCTION : CONCAT_FUNCTION
     node.type = 'function'
     node.value = '('
-    node.procedure = { type: 'variable', value: RANGE_FUNCTION, position: node.position } as jsonata.ExprNode
+    node.procedure = { type: 'variable', value: name, position: node.position } as jsonata.ExprNode
     node.arguments = [lhs as jsonata.ExprNode, rhs as jsonata.ExprNode]
     delete node.lhs
     delete node.rhs
   }
+}
+
+/** `a & b` as JSONata joins text (missing is empty, numbers to 15 significant digits), bounded in length. */
+function boundedConcat(left: unknown, right: unknown): string {
+  const text = textForJoin(left) + textForJoin(right)
+  if (text.length > EXPRESSION_TEXT) throw { code: 'FLOWCTL_TEXT', message: `expression produced text longer than ${EXPRESSION_TEXT} characters` }
+  return text
+}
+
+function isJsonataFunction(value: unknown): boolean {
+  return typeof value === 'function' || (value !== null && typeof value === 'object' && ('_jsonata_lambda' in value || '_jsonata_function' in value))
+}
+
+function textForJoin(value: unknown): string {
+  if (value === undefined || isJsonataFunction(value)) return ''
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' && !Number.isFinite(value)) throw { code: 'D3001', value }
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (typeof item === 'number' && !Number.isInteger(item) && Number.isFinite(item)) return Number(item.toPrecision(15))
+    return isJsonataFunction(item) ? '' : item
+  })
 }
 
 function boundedRange(from: unknown, to: unknown): number[] | undefined {
@@ -264,6 +294,7 @@ export async function evaluateExpression(expression: CompiledExpression, input: 
   }
   let result: unknown
   try {
+    expression.budget.start()
     result = await expression.jsonata.evaluate(input, SAFE_BINDINGS)
   } catch (error) {
     const { code, message } = jsonataError(error)
