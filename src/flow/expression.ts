@@ -196,11 +196,95 @@ function timedOut(): never {
   throw { code: 'D1012', message: EXPRESSION_TIMED_OUT }
 }
 
-/** A compiled expression; `path` is set for a plain path (`compute.total`), read without JSONata when it can be. */
+/**
+ * A compiled expression. `fast` is set for the simple shapes most settings use (paths, literals,
+ * arithmetic, comparisons, `and`/`or`, `&`): it answers synchronously, or NOT_PLAIN when a value is
+ * not one it handles exactly as JSONata would (then JSONata evaluates, errors included).
+ */
 export interface CompiledExpression {
   jsonata: jsonata.Expression
   budget: StepBudget
-  path: string[] | null
+  fast: FastEvaluator | null
+}
+
+type FastEvaluator = (input: Record<string, unknown>) => unknown
+
+const ARITHMETIC: Record<string, (a: number, b: number) => number> = {
+  '+': (a, b) => a + b,
+  '-': (a, b) => a - b,
+  '*': (a, b) => a * b,
+  '/': (a, b) => a / b,
+  '%': (a, b) => a % b,
+}
+const ORDER: Record<string, (a: number | string, b: number | string) => boolean> = {
+  '<': (a, b) => a < b,
+  '<=': (a, b) => a <= b,
+  '>': (a, b) => a > b,
+  '>=': (a, b) => a >= b,
+}
+
+/** The fast evaluator of a simple expression, or null when any part of it needs JSONata. */
+function fastEvaluator(node: AstNode): FastEvaluator | null {
+  if (node.stages || node.predicate || node.group || node.keepArray) return null
+  if (node.type === 'path') {
+    const path = plainPath(node)
+    return path ? (input) => readPlainPath(input, path) : null
+  }
+  if (node.type === 'number' || node.type === 'string' || node.type === 'value') {
+    const value: unknown = node.value
+    return () => value
+  }
+  if (node.type === 'function' && node.procedure?.type === 'variable' && node.procedure.value === CONCAT_FUNCTION && node.arguments?.length === 2) {
+    const [left, right] = (node.arguments as AstNode[]).map(fastEvaluator)
+    if (!left || !right) return null
+    return (input) => {
+      const a = left(input)
+      const b = right(input)
+      return a === NOT_PLAIN || b === NOT_PLAIN ? NOT_PLAIN : boundedConcat(a, b)
+    }
+  }
+  if (node.type !== 'binary' || typeof node.value !== 'string') return null
+  const left = fastEvaluator(node.lhs as AstNode)
+  const right = fastEvaluator(node.rhs as AstNode)
+  if (!left || !right) return null
+  const op = node.value
+  const arithmetic = ARITHMETIC[op]
+  if (arithmetic) {
+    return (input) => {
+      const a = left(input)
+      const b = right(input)
+      if (typeof a !== 'number' || typeof b !== 'number') return NOT_PLAIN
+      const result = arithmetic(a, b)
+      return Number.isFinite(result) ? result : NOT_PLAIN
+    }
+  }
+  const order = ORDER[op]
+  if (order) {
+    return (input) => {
+      const a = left(input)
+      const b = right(input)
+      const comparable = (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')
+      return comparable ? order(a, b) : NOT_PLAIN
+    }
+  }
+  if (op === '=' || op === '!=') {
+    return (input) => {
+      const a = left(input)
+      const b = right(input)
+      const primitive = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
+      if (!primitive(a) || !primitive(b)) return NOT_PLAIN
+      return op === '=' ? a === b : a !== b
+    }
+  }
+  if (op === 'and' || op === 'or') {
+    return (input) => {
+      const a = left(input)
+      const b = right(input)
+      if (typeof a !== 'boolean' || typeof b !== 'boolean') return NOT_PLAIN
+      return op === 'and' ? a && b : a || b
+    }
+  }
+  return null
 }
 
 /** Compiles an expression for running, with the project's time bound. */
@@ -208,7 +292,7 @@ export function compileExpression(source: string, timeoutMs: number): CompiledEx
   const budget = new StepBudget(timeoutMs)
   const expression = jsonata(source, budget as unknown as jsonata.JsonataOptions)
   rewriteUnbounded(expression.ast() as AstNode)
-  return { jsonata: expression, budget, path: plainPath(expression.ast() as AstNode) }
+  return { jsonata: expression, budget, fast: fastEvaluator(expression.ast() as AstNode) }
 }
 
 /** `a.b.c` with nothing but names: the path's names; anything else (functions, filters, ...): null. */
@@ -288,8 +372,13 @@ export class ExpressionError extends Error {
 
 /** Evaluates against the scope; JSONata's "no value" becomes null, and sequences become plain arrays. */
 export async function evaluateExpression(expression: CompiledExpression, input: Record<string, unknown>): Promise<unknown> {
-  if (expression.path) {
-    const value = readPlainPath(input, expression.path)
+  if (expression.fast) {
+    let value: unknown
+    try {
+      value = expression.fast(input)
+    } catch (error) {
+      throw new ExpressionError(jsonataError(error).message)
+    }
     if (value !== NOT_PLAIN) return plain(value)
   }
   let result: unknown

@@ -1,5 +1,6 @@
 // `{{= }}` expressions: typed values, text, roots, and every bound (time, depth, size, regex, $eval,
 // the process, secrets). Evaluation goes through the real resolver and the real engine.
+import jsonata from 'jsonata'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFlow } from '../../src/flow/engine.js'
 import { compileExpression, evaluateExpression, inspectExpression } from '../../src/flow/expression.js'
@@ -207,4 +208,30 @@ nodes:
     expect(body.everything).not.toContain('API_TOKEN')
     expect(body.everything).not.toContain(process.env.PATH ?? 'no PATH')
   })
+})
+
+describe('simple expressions answer without JSONata, exactly as JSONata would', () => {
+  const input = { start: { n: 3, x: 2.5, s: 'ab', t: 'b', flag: true, no: false, list: [1, 2], one: ['x'], nothing: null, obj: { a: 1 } } }
+  const sources = [
+    'start.n', 'start.missing', 'start.list', 'start.one', 'start.obj', 'start.nothing', 'start.s.length',
+    'start.n * start.x', 'start.n + 1', 'start.n - 10', 'start.n / 4', 'start.n % 2', 'start.n * start.missing', 'start.n / 0',
+    'start.n > 2', 'start.s < start.t', 'start.n >= start.x', 'start.s > 1', 'start.missing < 1',
+    'start.n = 3', 'start.s != "ab"', 'start.obj = start.obj', 'start.list = 1',
+    'start.flag and start.no', 'start.flag or start.no', 'start.n and true', 'start.missing or start.flag',
+    'start.s & "-" & start.n', 'start.s & start.missing', 'start.x * 1.1 & ""', 'start.obj & start.list', '"a" & null',
+    '1 + 2', 'true', 'null', '"text"',
+  ]
+  for (const source of sources) {
+    it(source, async () => {
+      const raw = await Promise.resolve(jsonata(source).evaluate(input)).then(
+        (value) => ({ value: value === undefined ? null : JSON.parse(JSON.stringify(value)) as unknown }),
+        (error: { message?: string }) => ({ error: error.message }),
+      )
+      const ours = await evaluateExpression(compileExpression(source, 2_000), input).then(
+        (value) => ({ value }),
+        (error: Error) => ({ error: error.message }),
+      )
+      expect(ours).toEqual(raw)
+    })
+  }
 })
