@@ -223,6 +223,14 @@ const ORDER: Record<string, (a: number | string, b: number | string) => boolean>
   '>=': (a, b) => a >= b,
 }
 
+/** Built-ins the fast evaluator knows, each answering as JSONata does for the values it accepts. */
+const FAST_FUNCTIONS: Record<string, (args: unknown[]) => unknown> = {
+  uppercase: ([text]) => (typeof text === 'string' ? text.toUpperCase() : text === undefined ? undefined : NOT_PLAIN),
+  lowercase: ([text]) => (typeof text === 'string' ? text.toLowerCase() : text === undefined ? undefined : NOT_PLAIN),
+  string: ([value]) => (value === undefined ? undefined : textForJoin(value)),
+  length: ([text]) => (typeof text === 'string' ? Array.from(text).length : NOT_PLAIN),
+}
+
 /** The fast evaluator of a simple expression, or null when any part of it needs JSONata. */
 function fastEvaluator(node: AstNode): FastEvaluator | null {
   if (node.stages || node.predicate || node.group || node.keepArray) return null
@@ -241,6 +249,16 @@ function fastEvaluator(node: AstNode): FastEvaluator | null {
       const a = left(input)
       const b = right(input)
       return a === NOT_PLAIN || b === NOT_PLAIN ? NOT_PLAIN : boundedConcat(a, b)
+    }
+  }
+  const builtin = node.type === 'function' && node.procedure?.type === 'variable' ? FAST_FUNCTIONS[String(node.procedure.value)] : undefined
+  // One argument each: with none, JSONata would use the context value instead.
+  if (builtin && node.arguments?.length === 1) {
+    const args = ((node.arguments ?? []) as AstNode[]).map(fastEvaluator)
+    if (args.some((arg) => arg === null)) return null
+    return (input) => {
+      const values = args.map((arg) => (arg as FastEvaluator)(input))
+      return values.includes(NOT_PLAIN) ? NOT_PLAIN : builtin(values)
     }
   }
   if (node.type !== 'binary' || typeof node.value !== 'string') return null

@@ -220,6 +220,9 @@ describe('simple expressions answer without JSONata, exactly as JSONata would', 
     'start.flag and start.no', 'start.flag or start.no', 'start.n and true', 'start.missing or start.flag',
     'start.s & "-" & start.n', 'start.s & start.missing', 'start.x * 1.1 & ""', 'start.obj & start.list', '"a" & null',
     '1 + 2', 'true', 'null', '"text"',
+    '$uppercase(start.s)', '$lowercase("AbC")', '$uppercase(start.missing)', '$uppercase(start.n)', '$string(start.n)', '$string(start.x * 1.1)',
+    '$string(start.obj)', '$string(start.missing)', '$string(start.list)', '$length(start.s)', '$length("zoë👍")', '$length(start.n)',
+    'start.s & "-" & $string(start.n)', '$string(start.s, true)', '$uppercase()',
   ]
   for (const source of sources) {
     it(source, async () => {
