@@ -11,6 +11,7 @@ import { run as reload } from './reload.js'
 import { run as memory } from './memory.js'
 import { run as storeThroughput } from './store-throughput.js'
 import { run as documents } from './documents.js'
+import { run as expressions } from './expressions.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -22,6 +23,7 @@ const benchmarks = [
   ['memory', memory],
   ['store-throughput', storeThroughput],
   ['documents', documents],
+  ['expressions', expressions],
 ]
 
 const sections = []

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
 import { collect, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
+import type { TraceStep } from '../flow/types.js'
 
 interface RunFlags {
   project?: string
@@ -105,10 +106,7 @@ async function runCommand(context: CommandContext, slug: string, flags: RunFlags
       else if (responseBody !== undefined) output.line(JSON.stringify(responseBody, null, 2))
       if (flags.trace && outcome.trace) {
         output.line(output.color.dim(`trace (${outcome.trace.durationMs} ms):`))
-        for (const step of outcome.trace.steps) {
-          output.line(`  ${step.nodeId} (${step.type}) ${step.port ? '→ ' + step.port : ''} ${step.durationMs} ms`)
-          output.line('    ' + JSON.stringify(step.output))
-        }
+        printSteps(output, outcome.trace.steps, '  ')
       }
     }
     return status < 400 ? 0 : 1
@@ -120,4 +118,17 @@ async function runCommand(context: CommandContext, slug: string, flags: RunFlags
 function hasTextType(headers: Record<string, string>): boolean {
   const name = Object.keys(headers).find((key) => key.toLowerCase() === 'content-type')
   return name !== undefined && !/json/i.test(headers[name]!)
+}
+
+/** Trace steps, one line each plus the output; attempts are numbered and sub-flow steps indented under their step. */
+function printSteps(output: { line(text: string): void; color: { dim(text: string): string } }, steps: TraceStep[], indent: string): void {
+  for (const step of steps) {
+    const attempt = step.attempt === undefined ? '' : ` attempt ${step.attempt}`
+    output.line(`${indent}${step.nodeId} (${step.type})${attempt} ${step.port ? '→ ' + step.port : ''} ${step.durationMs} ms`)
+    output.line(`${indent}  ${JSON.stringify(step.output)}`)
+    for (const [index, call] of (step.calls ?? []).entries()) {
+      output.line(output.color.dim(`${indent}  ↳ flow ${call.flow}${(step.calls?.length ?? 0) > 1 ? ` #${index + 1}` : ''}:`))
+      printSteps(output, call.steps, `${indent}    `)
+    }
+  }
 }

@@ -1,14 +1,26 @@
 // The one engine every trigger calls (Run API, `flowctl run`, the scheduler): validate the inputs,
 // follow ports from the Start node, record the run. Node kinds live in src/nodes/.
 import { FlowctlError } from '../errors.js'
+import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
-import type { NodeContext, NodeResult } from '../nodes/types.js'
+import type { NodeContext, NodeKind, NodeResult, SubFlowResult } from '../nodes/types.js'
 import type { Flow, FlowNode, Project } from '../project/model.js'
 import { maskSecrets } from '../project/secrets.js'
 import type { RunRecord, Store } from '../store/types.js'
 import { validateInputs } from './inputs.js'
 import { maskValue } from './mask.js'
-import { createResolver, createScope, type Scope } from './resolve.js'
+import {
+  createResolver,
+  createScope,
+  evaluateNodeExpressions,
+  expressionsOf,
+  resolveParts,
+  templateCacheOf,
+  type ExpressionValues,
+  type ResolvedPart,
+  type Scope,
+} from './resolve.js'
+import { retryDelayMs, retryOf } from './retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import type { RunOptions, RunOutcome, TraceStep } from './types.js'
 
@@ -32,21 +44,16 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const began = performance.now()
   const scheduledFor = options.scheduledFor ?? null
   const run = { id: runId, startedAt, trigger: options.trigger, scheduledFor }
-  const scope = createScope(run)
-  const walk: Walk = {
+  const walk = newWalk({
     flow,
     project,
     store,
     run,
-    scope,
-    resolve: createResolver(flow, scope, project.secrets),
     inputs: checked.values,
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
-    ports: [],
     steps: options.trace ? [] : null,
-    current: null,
-    stepBegan: 0,
-  }
+    depth: 0,
+  })
 
   let ending: Ending
   try {
@@ -82,7 +89,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
 }
 
-/** One run in progress. `current` is the node that fails when anything throws. */
+/** One run (or sub-flow run) in progress. `current` is the node that fails when anything throws. */
 interface Walk {
   flow: Flow
   project: Project
@@ -90,34 +97,146 @@ interface Walk {
   run: NodeContext['run']
   scope: Scope
   resolve: (value: unknown) => unknown
+  /** The values of the running node's `{{= }}` expressions, read by `resolve`. */
+  expressionValues: ExpressionValues
   inputs: Record<string, unknown>
   stopper: RunStopper
   ports: RunRecord['ports']
   steps: TraceStep[] | null
   current: FlowNode | null
   stepBegan: number
+  /** 0 for a run, 1 for a flow it calls, and so on. */
+  depth: number
+  /** What the trace step of the failing node adds: its last attempt and its sub-flow traces. */
+  failedStep: { attempt: number | undefined; calls: StepContext['calls'] } | null
+}
+
+type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth'>
+
+function newWalk(start: WalkStart): Walk {
+  const scope = createScope(start.run)
+  const expressionValues: ExpressionValues = new Map()
+  // Written out rather than spread: this runs for every run, and a spread object is slower to make.
+  return {
+    flow: start.flow,
+    project: start.project,
+    store: start.store,
+    run: start.run,
+    scope,
+    resolve: createResolver(start.flow, scope, start.project.secrets, expressionValues),
+    expressionValues,
+    inputs: start.inputs,
+    stopper: start.stopper,
+    ports: [],
+    steps: start.steps,
+    current: null,
+    stepBegan: 0,
+    depth: start.depth,
+    failedStep: null,
+  }
 }
 
 /** What a node sees; `signal` is a getter so runs whose nodes never read it make no AbortController. */
 class StepContext implements NodeContext {
+  /** Sub-flow traces of this step, in call order (a slot is taken when the call starts). */
+  calls: { flow: string; steps: TraceStep[] }[] | null = null
+
   constructor(
     readonly node: FlowNode,
-    readonly project: Project,
-    readonly store: Store,
-    readonly resolve: (value: unknown) => unknown,
-    readonly run: NodeContext['run'],
+    private readonly walk: Walk,
     readonly inputs: Record<string, unknown> | undefined,
-    private readonly stopper: RunStopper,
   ) {}
 
+  get project(): Project {
+    return this.walk.project
+  }
+
+  get store(): Store {
+    return this.walk.store
+  }
+
+  get resolve(): (value: unknown) => unknown {
+    return this.walk.resolve
+  }
+
+  get run(): NodeContext['run'] {
+    return this.walk.run
+  }
+
+  resolveParts(text: string): ResolvedPart[] {
+    const { walk } = this
+    return resolveParts(text, walk.scope, walk.project.secrets, templateCacheOf(walk.flow), walk.expressionValues)
+  }
+
   get signal(): AbortSignal {
-    return this.stopper.signal
+    return this.walk.stopper.signal
+  }
+
+  callFlow(slug: string, body: unknown): Promise<SubFlowResult> {
+    let slot: { flow: string; steps: TraceStep[] } | null = null
+    if (this.walk.steps) {
+      slot = { flow: slug, steps: [] }
+      ;(this.calls ??= []).push(slot)
+    }
+    return callSubFlow(this.walk, slug, body, slot)
+  }
+}
+
+/** Runs another flow of the project inside this run: same run id, stopper and store; its own scope. */
+async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { steps: TraceStep[] } | null): Promise<SubFlowResult> {
+  const flow = parent.project.flows.get(slug)
+  if (!flow?.start) throw new Error(`there is no flow "${slug}" with a start node to call`)
+  if (parent.depth + 1 > MAX_CALL_DEPTH) throw new Error(`flow calls nest more than ${MAX_CALL_DEPTH} deep`)
+  const checked = validateInputs(flow, { body })
+  if (!checked.ok) {
+    const error = `the input for flow "${slug}" is not valid: ${checked.errors.join('; ')}`
+    return { failed: error, status: 400, body: { error } }
+  }
+  const walk = newWalk({
+    flow,
+    project: parent.project,
+    store: parent.store,
+    run: parent.run,
+    inputs: checked.values,
+    stopper: subFlowStopper(parent.stopper),
+    steps: slot ? slot.steps : null,
+    depth: parent.depth + 1,
+  })
+  let ending: Ending
+  try {
+    ending = await walkFlow(walk, flow.start.node)
+  } catch (error) {
+    // The run's own timeout or shutdown stops the caller too.
+    if (error instanceof RunStopped) throw error
+    ending = failure(walk, error)
+  }
+  if (ending.kind === 'failed') {
+    const error = `flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`
+    return { failed: error, status: 500, body: { error } }
+  }
+  return { failed: null, status: ending.status, body: ending.body === undefined ? null : ending.body }
+}
+
+/** A sub-flow shares its run's deadline; its own races must not replace the caller's. */
+function subFlowStopper(parent: RunStopper): RunStopper {
+  return {
+    get signal() {
+      return parent.signal
+    },
+    get stoppedReason() {
+      return parent.stoppedReason
+    },
+    get stopped() {
+      return parent.stopped
+    },
+    race: <T>(step: Promise<T>) => (parent.stoppedReason ? Promise.reject(parent.stoppedReason) : Promise.race([step, parent.stopped])),
+    dispose: () => undefined,
   }
 }
 
 /** Executes nodes from `first` until an End node or a port with no edge. Throws when a node fails. */
 async function walkFlow(walk: Walk, first: FlowNode): Promise<Ending> {
-  const { flow, project, store, steps, stopper } = walk
+  const { flow, stopper } = walk
   let node = first
   for (let step = 0; ; step++) {
     walk.current = node
@@ -125,26 +244,81 @@ async function walkFlow(walk: Walk, first: FlowNode): Promise<Ending> {
     if (step >= MAX_STEPS) throw new Error(`the run passed ${MAX_STEPS} steps; do the flow's ports form a loop?`)
     const kind = getNodeKind(node.type)
     if (!kind) throw new Error(`unknown node type "${node.type}"`)
-    if (steps) walk.stepBegan = performance.now()
-    const inputs = node === flow.start?.node ? walk.inputs : undefined
-    const context: NodeContext = new StepContext(node, project, store, walk.resolve, walk.run, inputs, stopper)
-    const result: NodeResult = await stopper.race(kind.execute(context))
-
-    walk.scope[node.refName] = result.output
-    const port = result.response ? null : (result.port ?? 'out')
-    // Only If and Switch name their port; the record lists exactly those.
-    if (result.port !== undefined) walk.ports.push({ nodeId: node.id, port: result.port })
-    if (steps) {
-      const durationMs = roundMs(performance.now() - walk.stepBegan)
-      steps.push({ nodeId: node.id, type: node.type, name: node.name, port, durationMs, output: maskValue(result.output, project.secrets) })
-    }
+    const result = await runNode(walk, node, kind)
 
     if (result.response) return { kind: 'response', ...result.response }
-    const nextId = port === null ? undefined : node.next[port]
+    const port = result.port ?? 'out'
+    const nextId = node.next[port]
     if (nextId === undefined) return { kind: 'response', status: 204, body: undefined, headers: {} }
     const next = flow.nodesById.get(nextId)
     if (!next) throw new Error(`port "${port}" leads to node "${nextId}", which does not exist`)
     node = next
+  }
+}
+
+/**
+ * One node, with its retries: each attempt evaluates the node's expressions and executes it. When it
+ * still fails and has `onError`, its output is `{ error, attempts }` and the run goes on at port `error`.
+ */
+async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<NodeResult> {
+  const { flow, project, steps, stopper } = walk
+  const retry = node.settings.retry === undefined ? null : retryOf(node.settings)
+  const attempts = retry?.attempts ?? 1
+  const inputs = node === flow.start?.node ? walk.inputs : undefined
+  for (let attempt = 1; ; attempt++) {
+    if (steps) walk.stepBegan = performance.now()
+    const context = new StepContext(node, walk, inputs)
+    let result: NodeResult
+    try {
+      // Most nodes have no expressions: they do not wait for an evaluation that has nothing to do.
+      if (expressionsOf(flow, node).length > 0) await evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits.expressionMs, walk.expressionValues)
+      result = await stopper.race(kind.execute(context))
+    } catch (error) {
+      if (error instanceof RunStopped) throw error
+      const reason = maskSecrets(messageOf(error), project.secrets)
+      if (retry && attempt < attempts) {
+        recordStep(walk, node, context, null, { error: reason }, attempt)
+        await pause(walk, retryDelayMs(retry, attempt + 1))
+        continue
+      }
+      const onError = typeof node.settings.onError === 'string' ? node.settings.onError : null
+      if (!onError) {
+        walk.failedStep = { attempt: retry ? attempt : undefined, calls: context.calls }
+        throw error
+      }
+      result = { output: { error: reason, attempts: attempt }, port: 'error' }
+    }
+    if (result.retryable && retry && attempt < attempts) {
+      recordStep(walk, node, context, null, result.output, attempt)
+      await pause(walk, retryDelayMs(retry, attempt + 1))
+      continue
+    }
+    walk.scope[node.refName] = result.output
+    const port = result.response ? null : (result.port ?? 'out')
+    // If and Switch name their port, and so does an error branch; the record lists exactly those.
+    if (result.port !== undefined && walk.depth === 0) walk.ports.push({ nodeId: node.id, port: result.port })
+    recordStep(walk, node, context, port, result.output, retry ? attempt : undefined)
+    return result
+  }
+}
+
+function recordStep(walk: Walk, node: FlowNode, context: StepContext, port: string | null, output: unknown, attempt: number | undefined): void {
+  if (!walk.steps) return
+  const durationMs = roundMs(performance.now() - walk.stepBegan)
+  const step: TraceStep = { nodeId: node.id, type: node.type, name: node.name, port, durationMs, output: maskValue(output, walk.project.secrets) }
+  if (attempt !== undefined) step.attempt = attempt
+  if (context.calls) step.calls = context.calls
+  walk.steps.push(step)
+}
+
+/** Waits between attempts; the run's timeout cuts the wait short. */
+async function pause(walk: Walk, ms: number): Promise<void> {
+  if (ms <= 0) return
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await walk.stopper.race(new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))))
+  } finally {
+    clearTimeout(timer)
   }
 }
 
@@ -155,7 +329,10 @@ function failure(walk: Walk, error: unknown): Ending {
   const masked = maskSecrets(reason, project.secrets)
   if (steps && current) {
     const durationMs = roundMs(performance.now() - walk.stepBegan)
-    steps.push({ nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output: { error: masked } })
+    const step: TraceStep = { nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output: { error: masked } }
+    if (walk.failedStep?.attempt !== undefined) step.attempt = walk.failedStep.attempt
+    if (walk.failedStep?.calls) step.calls = walk.failedStep.calls
+    steps.push(step)
   }
   return { kind: 'failed', nodeId: current?.id ?? null, error: masked }
 }

@@ -42,6 +42,10 @@ export interface TraceStep {
   durationMs: number
   /** The node's output, secrets shown as `***`. */
   output: unknown
+  /** With `retry`: which attempt this step is (each attempt is a step). */
+  attempt?: number
+  /** Call and each nodes: the steps of each sub-flow run, in call order. */
+  calls?: { flow: string; steps: TraceStep[] }[]
 }
 
 export interface Trace {

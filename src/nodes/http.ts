@@ -1,8 +1,13 @@
+import { appendQuery, buildUrl, UrlTemplateError } from '../flow/url-template.js'
+import { textOf } from '../flow/resolve.js'
 import type { NodeKind } from './types.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000
 
-/** Calls an HTTP endpoint. A network error or timeout fails the node; any HTTP status does not. */
+/**
+ * Calls an HTTP endpoint. A network error or timeout fails the node; an HTTP status does so only with
+ * `failOnStatus`. A 429 or 5xx answer is marked retryable: with `retry`, the engine tries again.
+ */
 export const httpNode: NodeKind = {
   type: 'http',
   description: 'Sends an HTTP request; its output is { status, headers, body }.',
@@ -11,12 +16,16 @@ export const httpNode: NodeKind = {
     type: 'object',
     additionalProperties: false,
     required: ['url'],
+    not: { required: ['body', 'form'] },
     properties: {
       description: { type: 'string' },
       method: { enum: ['get', 'post', 'put', 'patch', 'delete', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'get' },
-      url: { type: 'string' },
+      url: { type: 'string', description: 'The URL; {{ }} values inside it are URL-encoded for their place (path, query) and cannot change its scheme, host or port.' },
+      query: { type: 'object', description: 'Query parameters (bindings), each value URL-encoded; a list repeats the parameter.' },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
-      body: {},
+      body: { description: 'The request body: text as is, anything else as JSON.' },
+      form: { type: 'object', description: 'A body sent as application/x-www-form-urlencoded (bindings); not together with body.' },
+      failOnStatus: { type: 'boolean', default: false, description: 'Fail the node on a 4xx or 5xx answer (by default it is output).' },
       timeoutMs: { type: 'integer', minimum: 1, default: DEFAULT_TIMEOUT_MS },
     },
   },
@@ -24,14 +33,25 @@ export const httpNode: NodeKind = {
   async execute(context) {
     const { settings } = context.node
     const method = String(settings.method ?? 'get').toUpperCase()
-    const url = String(context.resolve(settings.url) ?? '')
-    if (!URL.canParse(url)) throw new Error(`HTTP ${method} request has an invalid URL "${url}"`)
+    let url: URL
+    try {
+      url = buildUrl(context.resolveParts(String(settings.url ?? '')))
+    } catch (error) {
+      if (error instanceof UrlTemplateError) throw new Error(`HTTP ${method} request ${error.message}`)
+      throw error
+    }
+    if (settings.query !== undefined) appendQuery(url, (context.resolve(settings.query) ?? {}) as Record<string, unknown>)
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries((context.resolve(settings.headers ?? {}) ?? {}) as Record<string, unknown>)) {
       headers[name.toLowerCase()] = String(value ?? '')
     }
     let body: string | undefined
-    if (settings.body !== undefined && method !== 'GET') {
+    if (settings.form !== undefined && method !== 'GET') {
+      const form = new URLSearchParams()
+      appendForm(form, (context.resolve(settings.form) ?? {}) as Record<string, unknown>)
+      body = form.toString()
+      headers['content-type'] ??= 'application/x-www-form-urlencoded'
+    } else if (settings.body !== undefined && method !== 'GET') {
       const value = context.resolve(settings.body)
       body = typeof value === 'string' ? value : JSON.stringify(value)
       if (typeof value !== 'string' && !headers['content-type']) headers['content-type'] = 'application/json'
@@ -46,6 +66,9 @@ export const httpNode: NodeKind = {
     } catch (error) {
       throw new Error(`HTTP ${method} request ${failureReason(error, context.signal, timeoutMs)}`, { cause: error })
     }
+    if (settings.failOnStatus === true && response.status >= 400) {
+      throw new Error(`HTTP ${method} request answered ${response.status} ${response.statusText}`.trim())
+    }
     let parsed: unknown = text
     if ((response.headers.get('content-type') ?? '').includes('json')) {
       try {
@@ -54,8 +77,15 @@ export const httpNode: NodeKind = {
         parsed = text
       }
     }
-    return { output: { status: response.status, headers: Object.fromEntries(response.headers), body: parsed } }
+    const retryable = response.status === 429 || response.status >= 500
+    return { output: { status: response.status, headers: Object.fromEntries(response.headers), body: parsed }, retryable }
   },
+}
+
+function appendForm(form: URLSearchParams, values: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(values)) {
+    for (const item of Array.isArray(value) ? value : [value]) if (item !== null && item !== undefined) form.append(key, textOf(item))
+  }
 }
 
 /** Why a request failed, in words: its own timeout, the run being stopped, or the network (with the system code). */

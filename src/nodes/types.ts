@@ -1,6 +1,7 @@
 // What a node kind is: a description (settings schema, ports) beside `execute`.
 // Adding a kind is adding a file in src/nodes/ and a line in registry.ts.
 import type { FlowNode, JsonSchema, Project } from '../project/model.js'
+import type { ResolvedPart } from '../flow/resolve.js'
 import type { Store } from '../store/types.js'
 
 export interface NodeContext {
@@ -9,18 +10,29 @@ export interface NodeContext {
   store: Store
   /** Replaces `{{ refs }}` and `${secrets.X}` in a setting's value (deeply, for objects and arrays). */
   resolve(value: unknown): unknown
+  /** The same, piece by piece: literal text (secrets included) and the values placed in it. */
+  resolveParts(text: string): ResolvedPart[]
   /** Aborted when the run times out or the server shuts down. */
   signal: AbortSignal
   run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null }
   /** The validated inputs; set for the Start node only. */
   inputs?: Record<string, unknown>
+  /** Runs another flow of the project through the same engine (call and each nodes). An input its
+   *  Start refuses, or its failing, comes back as `{ failed: reason }`; throws when the call itself is
+   *  wrong (unknown flow, nesting too deep) or the run is stopped. */
+  callFlow(slug: string, body: unknown): Promise<SubFlowResult>
 }
+
+/** A sub-flow's answer; `failed` is the reason when its input was refused (400) or it failed (500). */
+export type SubFlowResult = { failed: null; status: number; body: unknown } | { failed: string; status: 400 | 500; body: { error: string } }
 
 export interface NodeResult {
   /** Stored under the node's reference name for later `{{ ref.x }}`. */
   output: unknown
   /** The port to follow; undefined for one-port nodes (`out`) and for End nodes. */
   port?: string
+  /** The attempt answered something worth trying again (an http 429 or 5xx): with `retry`, it is. */
+  retryable?: boolean
   /** Set by End nodes: the run's response. */
   response?: { status: number; body: unknown; headers: Record<string, string> }
 }

@@ -77,6 +77,13 @@ function readEdges(entry: NodeEntry, collector: ProblemCollector): Edge[] {
   return edges
 }
 
+/** `onError: <nodeId>`: an edge from the port `error`, taken when the node still fails after its retries. */
+function onErrorEdge(entry: NodeEntry): Edge | null {
+  const target = entry.node.settings.onError
+  if (typeof target !== 'string' || target === '' || !entry.kind) return null
+  return { from: entry, to: target, at: [...entry.path, 'onError'] }
+}
+
 export function checkGraph(allEntries: NodeEntry[], startId: string | null, collector: ProblemCollector): GraphInfo {
   const entries = allEntries.filter((e) => e.hasId)
   const byId = new Map<string, NodeEntry>()
@@ -85,11 +92,14 @@ export function checkGraph(allEntries: NodeEntry[], startId: string | null, coll
   const incoming = new Map<string, string[]>()
   for (const entry of entries) {
     const edges: Edge[] = []
-    for (const edge of readEdges(entry, collector)) {
+    const errorEdge = onErrorEdge(entry)
+    for (const edge of [...readEdges(entry, collector), ...(errorEdge ? [errorEdge] : [])]) {
       if (!byId.has(edge.to)) {
-        collector.error(edge.at, `${entry.label}: next points to "${edge.to}", which is not a node id of this flow${didYouMean(edge.to, byId.keys())}`)
+        const setting = edge === errorEdge ? 'onError' : 'next'
+        collector.error(edge.at, `${entry.label}: ${setting} points to "${edge.to}", which is not a node id of this flow${didYouMean(edge.to, byId.keys())}`)
         continue
       }
+      if (edge === errorEdge) entry.node.next.error = edge.to
       edges.push(edge)
       incoming.set(edge.to, [...(incoming.get(edge.to) ?? []), entry.node.id])
     }

@@ -1,6 +1,9 @@
 // `{{ references }}` and `${secrets.X}` in node settings: well-formed, rooted at `run` or at a node
 // that runs before, and secrets that exist (a warning: they may be supplied at run time).
-import { parseTemplate, hasTemplate, TemplateSyntaxError } from '../flow/template.js'
+import { hasTemplate, parseTemplate, TemplateSyntaxError, UNTEMPLATED_SETTINGS } from '../flow/template.js'
+import { inspectExpression } from '../flow/expression.js'
+import type { ExpressionPart, TemplatePart } from '../flow/template.js'
+import { ORIGIN_DONE } from '../flow/url-template.js'
 import { didYouMean } from './suggest.js'
 import type { GraphInfo } from './check-graph.js'
 import type { Secrets } from './model.js'
@@ -9,8 +12,6 @@ import type { ProblemCollector, SourcePath } from './yaml-source.js'
 
 const RUN_FIELDS = ['id', 'startedAt', 'trigger', 'scheduledFor']
 
-/** Settings that hold JSON Schemas, not bindings: their strings are never templates. */
-const SCHEMA_SETTINGS: Record<string, string[]> = { start: ['inputs'], end: ['schema'] }
 
 export interface TemplateContext {
   entries: NodeEntry[]
@@ -31,7 +32,7 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
   for (const entry of context.entries) if (!byRefName.has(entry.node.refName)) byRefName.set(entry.node.refName, entry)
   const roots = ['run', ...byRefName.keys()].join(', ')
   for (const entry of context.entries) {
-    const skipped = SCHEMA_SETTINGS[entry.node.type] ?? []
+    const skipped = UNTEMPLATED_SETTINGS[entry.node.type] ?? []
     for (const [setting, value] of Object.entries(entry.node.settings)) {
       if (skipped.includes(setting)) continue
       for (const [text, path] of strings(value, [setting])) {
@@ -45,6 +46,7 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
           collector.error(at, `${entry.label}: ${error.message}`)
           continue
         }
+        if (entry.node.type === 'http' && path.length === 1 && setting === 'url') checkUrlTemplate(parts, entry, at, collector)
         for (const part of parts) {
           if (typeof part === 'string') continue
           if (part.kind === 'secret') {
@@ -53,25 +55,75 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
             }
             continue
           }
-          const [root, field] = part.path
-          const shown = `"{{ ${part.source} }}"`
-          if (root === 'run') {
-            if (field !== undefined && !RUN_FIELDS.includes(field)) {
-              collector.error(at, `${entry.label}: ${shown} refers to run.${field}, but run has only ${RUN_FIELDS.join(', ')}`)
-            }
+          if (part.kind === 'expr') {
+            checkExpression(part, { entry, at, byRefName, roots, graph: context.graph }, collector)
             continue
           }
-          const target = byRefName.get(root ?? '')
-          if (!target && root === 'secrets' && field !== undefined) {
-            collector.error(at, `${entry.label}: ${shown} is not how a secret is written; use "\${secrets.${field}}"`)
-          } else if (!target) {
-            const hint = didYouMean(root ?? '', ['run', ...byRefName.keys()])
-            collector.error(at, `${entry.label}: ${shown} refers to "${root}", which is not a node of this flow${hint} (known names: ${roots})`)
-          } else if (context.graph.reachable.has(entry.node.id) && !context.graph.upstream.get(entry.node.id)?.has(target.node.id)) {
-            collector.error(at, `${entry.label}: ${shown} refers to "${root}" (${target.label}), which does not run before this node`)
-          }
+          const problem = rootProblem(part.path[0] ?? '', part.path[1], { entry, byRefName, roots, graph: context.graph })
+          if (problem) collector.error(at, `${entry.label}: "{{ ${part.source} }}" ${problem}`)
         }
       }
+    }
+  }
+}
+
+interface RootContext {
+  entry: NodeEntry
+  byRefName: Map<string, NodeEntry>
+  /** The known root names, for messages. */
+  roots: string
+  graph: GraphInfo
+}
+
+/** Why a root (and its first field, for `run`) cannot be read from this node; null when it can. */
+function rootProblem(root: string, field: string | undefined, context: RootContext): string | null {
+  if (root === 'run') {
+    return field !== undefined && !RUN_FIELDS.includes(field) ? `refers to run.${field}, but run has only ${RUN_FIELDS.join(', ')}` : null
+  }
+  const target = context.byRefName.get(root)
+  if (!target && root === 'secrets' && field !== undefined) return `is not how a secret is written; use "\${secrets.${field}}"`
+  if (!target) return `refers to "${root}", which is not a node of this flow${didYouMean(root, ['run', ...context.byRefName.keys()])} (known names: ${context.roots})`
+  const { graph, entry } = context
+  if (graph.reachable.has(entry.node.id) && !graph.upstream.get(entry.node.id)?.has(target.node.id)) {
+    return `refers to "${root}" (${target.label}), which does not run before this node`
+  }
+  return null
+}
+
+/** An expression's syntax, the roots it reads, and what it may not use; positioned inside the string. */
+function checkExpression(part: ExpressionPart, context: RootContext & { at: SourcePath }, collector: ProblemCollector): void {
+  const { entry, at } = context
+  const shown = `"{{= ${part.source.length > 40 ? `${part.source.slice(0, 37)}...` : part.source} }}"`
+  if (part.source.includes('${secrets.')) {
+    collector.error(at, `${entry.label}: ${shown} uses a secret; secrets cannot be read by expressions (put the secret outside the {{= }})`, { within: part.offset + part.source.indexOf('${secrets.') })
+  }
+  const inspected = inspectExpression(part.source)
+  if ('problem' in inspected) {
+    collector.error(at, `${entry.label}: ${shown}: ${inspected.problem.message}`, { within: part.offset + inspected.problem.at })
+    return
+  }
+  for (const problem of inspected.problems) collector.error(at, `${entry.label}: ${shown}: ${problem.message}`, { within: part.offset + problem.at })
+  for (const root of inspected.roots) {
+    const problem = rootProblem(root.name, root.field, context)
+    if (problem) collector.error(at, `${entry.label}: ${shown} ${problem}`, { within: part.offset + root.at })
+  }
+}
+
+/**
+ * The http node's url: a value may not sit in the scheme, host or port (the run refuses it too; here
+ * it is caught early when the text before it is plain). A url that is exactly one value is the whole URL.
+ */
+function checkUrlTemplate(parts: TemplatePart[], entry: NodeEntry, at: SourcePath, collector: ProblemCollector): void {
+  if (parts.length === 1) return
+  let before = ''
+  for (const part of parts) {
+    if (typeof part === 'string') before += part
+    else if (part.kind === 'secret') return // the secret may hold the base URL: checked when the node runs
+    else {
+      if (!ORIGIN_DONE.test(before)) {
+        collector.error(at, `${entry.label}: url has a {{ }} value in its scheme, host or port, so a caller could choose where the request goes; write the base URL in the flow file (or a \${secrets.X})`)
+      }
+      return
     }
   }
 }

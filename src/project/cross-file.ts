@@ -1,4 +1,6 @@
-// Checks that need every flow file: one slug per flow, and the flows named by notification rules.
+// Checks that need every flow file: one slug per flow, the flows that call and each nodes run, and
+// the flows named by notification rules.
+import { checkCalls } from './check-calls.js'
 import type { FlowFileResult } from './flow-file.js'
 import { operationIdOf, type Position, type Problem } from './model.js'
 import type { SettingsResult } from './settings.js'
@@ -29,6 +31,10 @@ export function crossFileProblems(
     }
   }
 
+  for (const problem of checkCalls(results)) {
+    failedFiles.add(problem.result.file)
+    problems.push(problemAt(problem.result.file, problem.result.collector.source, problem.at, problem.message, 'error'))
+  }
   problems.push(...duplicateOperationIds(results.filter((result) => !failedFiles.has(result.file))))
 
   const { source } = settings

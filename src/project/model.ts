@@ -123,6 +123,8 @@ export interface ProjectLimits {
   runTimeoutMs: number
   bodyLimitBytes: number
   historyRuns: number
+  /** How long one `{{= }}` expression may evaluate (SPEC §9). */
+  expressionMs: number
 }
 
 export type NotifyChannel =
@@ -189,6 +191,7 @@ export const DEFAULT_LIMITS: ProjectLimits = {
   runTimeoutMs: 30_000,
   bodyLimitBytes: 1_048_576,
   historyRuns: 10_000,
+  expressionMs: 50,
 }
 
 export const DEFAULT_CORS: CorsSettings = { origins: [], credentials: false, maxAgeSeconds: 600, headers: [] }

@@ -139,6 +139,7 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
         runTimeoutMs: { type: 'integer', minimum: 1 },
         bodyLimitBytes: { type: 'integer', minimum: 1 },
         historyRuns: { type: 'integer', minimum: 1 },
+        expressionMs: { type: 'integer', minimum: 1, description: 'How long one {{= }} expression may evaluate before the node fails with "expression timed out".' },
       },
     },
     cors: CORS_SCHEMA,

@@ -86,7 +86,7 @@ function keyText(key: unknown): string {
  * The position of the YAML node at `path` (map keys and sequence indexes). With `key`, the position
  * of the last segment's key instead of its value. Falls back to the deepest node found.
  */
-export function positionAt(source: YamlSource, path: SourcePath, options: { key?: boolean } = {}): Position {
+export function positionAt(source: YamlSource, path: SourcePath, options: { key?: boolean; within?: number } = {}): Position {
   let node: unknown = source.doc.contents
   let offset = rangeStart(node) ?? 0
   for (const [index, segment] of path.entries()) {
@@ -110,8 +110,21 @@ export function positionAt(source: YamlSource, path: SourcePath, options: { key?
       break
     }
   }
+  if (options.within !== undefined) offset = offsetWithin(source, node, offset, options.within)
   const { line, col } = source.lineCounter.linePos(offset)
   return { line, column: col }
+}
+
+/** The offset of character `within` of a one-line scalar's value (after its opening quote); the scalar's start otherwise. */
+function offsetWithin(source: YamlSource, node: unknown, start: number, within: number): number {
+  if (!isScalar(node) || !Array.isArray(node.range) || typeof node.value !== 'string') return start
+  const [from, to] = node.range
+  if (source.lineCounter.linePos(from).line !== source.lineCounter.linePos(to).line) return start
+  if (node.type === 'PLAIN') return from + within
+  // Quoted: one to one only when nothing in it was escaped.
+  const quoted = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE'
+  if (quoted && to - from === node.value.length + 2) return from + 1 + within
+  return start
 }
 
 function rangeStart(node: unknown): number | undefined {
@@ -132,7 +145,7 @@ export class ProblemCollector {
     this.problems.push({ file: this.file, line: pos.line, column: pos.column, message, severity })
   }
 
-  error(path: SourcePath, message: string, options: { key?: boolean } = {}): void {
+  error(path: SourcePath, message: string, options: { key?: boolean; within?: number } = {}): void {
     this.at(this.position(path, options), message, 'error')
   }
 
@@ -144,7 +157,7 @@ export class ProblemCollector {
     return this.problems.some((p) => p.severity === 'error')
   }
 
-  private position(path: SourcePath, options: { key?: boolean }): Position {
+  private position(path: SourcePath, options: { key?: boolean; within?: number }): Position {
     return this.source ? positionAt(this.source, path, options) : { line: 1, column: 1 }
   }
 }

@@ -107,7 +107,7 @@ describe('runFlow on the example project', () => {
 
   it('quote: array items and a whole-reference body', async () => {
     const outcome = expectKind(await run('quote', { body: { items: [{ sku: 'X', price: 2.5 }] } }), 'response')
-    expect(outcome.body).toEqual({ firstSku: 'X', firstPrice: 2.5, label: 'Quote for X in EUR', currency: 'EUR' })
+    expect(outcome.body).toEqual({ firstSku: 'X', firstPrice: 2.5, label: 'Quote for X in EUR', currency: 'EUR', total: 2.5 })
   })
 
   it('fetch-status: calls a real server', async () => {

@@ -1,5 +1,5 @@
 // A real NodeContext for node tests: the real resolver over a hand-built scope and a real store.
-import { createResolver, createScope, type Scope } from '../../src/flow/resolve.js'
+import { createResolver, createScope, resolveParts, templateCacheOf, type ExpressionValues, type Scope } from '../../src/flow/resolve.js'
 import type { NodeContext } from '../../src/nodes/types.js'
 import type { Store } from '../../src/store/types.js'
 import { buildFlow, buildProject, type NodeSpec } from '../flow/build.js'
@@ -10,6 +10,8 @@ export interface ContextOptions {
   store?: Store
   signal?: AbortSignal
   inputs?: Record<string, unknown>
+  callFlow?: NodeContext['callFlow']
+  expressionValues?: ExpressionValues
 }
 
 export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeContext {
@@ -22,9 +24,11 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
     project,
     // Node kinds that touch the store get a real one; the others must not touch it.
     store: options.store ?? (new Proxy({}, { get: () => { throw new Error('this node must not use the store') } }) as Store),
-    resolve: createResolver(flow, scope, project.secrets),
+    resolve: createResolver(flow, scope, project.secrets, options.expressionValues),
+    resolveParts: (text) => resolveParts(text, scope, project.secrets, templateCacheOf(flow), options.expressionValues ?? new Map()),
     signal: options.signal ?? new AbortController().signal,
     run,
     inputs: options.inputs,
+    callFlow: options.callFlow ?? (() => Promise.reject(new Error('this node must not call flows'))),
   }
 }

@@ -62,3 +62,95 @@ describe('http node', () => {
     )
   })
 })
+
+describe('http node: query, url values, form, failOnStatus', () => {
+  const hostile = { start: { q: 'a&admin=1#x', id: '../admin', dot: '..', name: 'Zoë Ω', list: ['x', 'y z'] } }
+  const echo = async (spec: Record<string, unknown>) => {
+    const { output } = await httpNode.execute(nodeContext({ id: 'h', type: 'http', ...spec }, { scope: hostile }))
+    return (output as { body: { method: string; path: string; query: string; headers: Record<string, string>; body: string } }).body
+  }
+
+  const urlCases: [string, string, { path?: string; query?: string }][] = [
+    ['a query value cannot add a parameter or a fragment', '/echo?q={{ start.q }}', { path: '/echo', query: '?q=a%26admin%3D1%23x' }],
+    ['a path value cannot add a segment', '/echo/{{ start.id }}', { path: '/echo/..%2Fadmin', query: '' }],
+    ['text is percent-encoded in the path', '/echo/{{ start.name }}', { path: '/echo/Zo%C3%AB%20%CE%A9' }],
+    ['an expression value is encoded the same way', '/echo?q={{= start.q }}', { query: '?q=a%26admin%3D1%23x' }],
+    ['a value inside a path segment', '/echo/item-{{ start.dot }}', { path: '/echo/item-..' }],
+  ]
+  for (const [name, path, expected] of urlCases) {
+    it(name, async () => {
+      const flowSpec = { url: `${server.url}${path}` }
+      // Expressions are evaluated by the engine before a node runs; this test resolves the same value.
+      if (path.includes('{{=')) {
+        const body = await echoWithExpression(flowSpec.url)
+        expect(body).toMatchObject(expected)
+        return
+      }
+      expect(await echo(flowSpec)).toMatchObject(expected)
+    })
+  }
+
+  it('refuses "." or ".." as a whole path segment', async () => {
+    await expect(echo({ url: `${server.url}/echo/{{ start.dot }}/x` })).rejects.toThrow('HTTP GET request has the value ".." as a segment of its url path')
+  })
+
+  it('refuses a value in the host, even when it looks harmless', async () => {
+    await expect(echo({ url: 'http://{{ start.dot }}/x' })).rejects.toThrow('has a {{ }} value in the scheme, host or port of its url')
+  })
+
+  it('allows only http and https for a whole-value url', async () => {
+    const call = httpNode.execute(nodeContext({ id: 'h', type: 'http', url: '{{ start.u }}' }, { scope: { start: { u: 'file:///etc/passwd' } } }))
+    await expect(call).rejects.toThrow('only http and https URLs can be called')
+  })
+
+  it('query: each value URL-encoded, lists repeat the key, null is left out', async () => {
+    const body = await echo({ url: `${server.url}/echo?fixed=1`, query: { q: '{{ start.q }}', tag: '{{ start.list }}', none: null, n: 2 } })
+    expect(body.query).toBe('?fixed=1&q=a%26admin%3D1%23x&tag=x&tag=y+z&n=2')
+  })
+
+  it('form: sent as application/x-www-form-urlencoded', async () => {
+    const body = await echo({ method: 'post', url: `${server.url}/echo`, form: { q: '{{ start.q }}', name: '{{ start.name }}' } })
+    expect(body.headers['content-type']).toBe('application/x-www-form-urlencoded')
+    expect(Object.fromEntries(new URLSearchParams(body.body))).toEqual({ q: 'a&admin=1#x', name: 'Zoë Ω' })
+  })
+
+  const statusCases: [string, number, boolean, 'output' | 'fails', boolean][] = [
+    ['404 is output by default', 404, false, 'output', false],
+    ['503 is output by default, marked retryable', 503, false, 'output', true],
+    ['429 is marked retryable', 429, false, 'output', true],
+    ['404 fails with failOnStatus', 404, true, 'fails', false],
+    ['500 fails with failOnStatus', 500, true, 'fails', false],
+    ['200 never fails', 200, true, 'output', false],
+  ]
+  for (const [name, status, failOnStatus, expected, retryable] of statusCases) {
+    it(name, async () => {
+      const call = httpNode.execute(nodeContext({ id: 'h', type: 'http', url: `${server.url}/status/${status}`, failOnStatus }))
+      if (expected === 'fails') {
+        await expect(call).rejects.toThrow(`HTTP GET request answered ${status}`)
+        return
+      }
+      const result = await call
+      expect(result.output).toMatchObject({ status, body: { status } })
+      expect(Boolean(result.retryable)).toBe(retryable)
+    })
+  }
+})
+
+/** A url with an expression: evaluated the way the engine does before the node runs. */
+async function echoWithExpression(url: string): Promise<Record<string, unknown>> {
+  const { buildFlow } = await import('../flow/build.js')
+  const { createScope, evaluateNodeExpressions, resolveParts, createResolver, templateCacheOf } = await import('../../src/flow/resolve.js')
+  const flow = buildFlow('Expr Url', [{ id: 'h', type: 'http', url }])
+  const node = flow.nodes[0]!
+  const scope = Object.assign(createScope({ id: 'r', startedAt: '', trigger: 'cli' }), { start: { q: 'a&admin=1#x' } })
+  const values = new Map()
+  await evaluateNodeExpressions(flow, node, scope, 2_000, values)
+  const context = {
+    ...nodeContext({ id: 'h', type: 'http', url }),
+    node,
+    resolve: createResolver(flow, scope, new Map(), values),
+    resolveParts: (text: string) => resolveParts(text, scope, new Map(), templateCacheOf(flow), values),
+  }
+  const { output } = await httpNode.execute(context)
+  return (output as { body: Record<string, unknown> }).body
+}

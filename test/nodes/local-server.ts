@@ -8,15 +8,32 @@ export interface LocalServer {
   close(): Promise<void>
 }
 
-/** `/echo` answers JSON describing the request; `/text` plain text; `/hang` never answers. */
+/**
+ * `/echo` answers JSON describing the request; `/text` plain text; `/hang` never answers;
+ * `/status/<code>` answers that status; `/flaky?key=k&fail=n` answers 503 to the first n calls of key k.
+ */
 export async function startLocalServer(): Promise<LocalServer> {
   const hanging = new Set<IncomingMessage>()
+  const flakyCalls = new Map<string, number>()
   const server: Server = createServer(async (request, response) => {
     const chunks: Buffer[] = []
     for await (const chunk of request) chunks.push(chunk as Buffer)
     const url = new URL(request.url ?? '/', 'http://x')
     if (url.pathname === '/hang') {
       hanging.add(request)
+      return
+    }
+    const status = /^\/status\/(\d{3})$/.exec(url.pathname)
+    if (status) {
+      response.writeHead(Number(status[1]), { 'content-type': 'application/json' }).end(JSON.stringify({ status: Number(status[1]) }))
+      return
+    }
+    if (url.pathname === '/flaky') {
+      const key = url.searchParams.get('key') ?? ''
+      const calls = (flakyCalls.get(key) ?? 0) + 1
+      flakyCalls.set(key, calls)
+      const failing = calls <= Number(url.searchParams.get('fail') ?? 0)
+      response.writeHead(failing ? 503 : 200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls }))
       return
     }
     if (url.pathname === '/text') {

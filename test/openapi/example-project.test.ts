@@ -19,6 +19,7 @@ describe('OpenAPI document of fixtures/example', () => {
     expect(result.warnings).toEqual([])
 
     expect(Object.keys(doc.paths)).toEqual([
+      '/api/run/shop/bulk-quote',
       '/api/run/shop/create-order',
       '/api/run/shop/create-ticket',
       '/api/run/shop/delete-ticket/{id}',
@@ -27,6 +28,7 @@ describe('OpenAPI document of fixtures/example', () => {
       '/api/run/shop/list-tickets',
       '/api/run/shop/order-status/{state}',
       '/api/run/shop/quote',
+      '/api/run/shop/stock-check/{sku}',
       '/api/run/shop/update-ticket/{id}',
     ])
     const create = doc.paths['/api/run/shop/create-order']!.post!

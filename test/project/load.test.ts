@@ -29,7 +29,7 @@ describe('loadProject(fixtures/example)', () => {
   it('loads 10 flows without errors', async () => {
     const project = await loadProject(EXAMPLE, { env: {} })
     expect(project.dir).toBe(EXAMPLE)
-    expect([...project.flows.keys()]).toEqual(['create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'quote', 'update-ticket'])
+    expect([...project.flows.keys()]).toEqual(['bulk-quote', 'create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'quote', 'stock-check', 'update-ticket'])
     expect(project.problems.filter((p) => p.severity === 'error')).toEqual([])
   })
 

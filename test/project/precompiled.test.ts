@@ -92,7 +92,7 @@ describe('loading the example project', () => {
       const loaded = Object.keys(createRequire(import.meta.url).cache)
       console.log(JSON.stringify({ flows: project.flows.size, loaded }))`
     const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as { flows: number; loaded: string[] }
-    expect(out.flows).toBe(10)
+    expect(out.flows).toBe(12)
     const heavy = out.loaded.filter((path) => /node_modules[\\/](ajv[\\/]dist[\\/](core|compile)|cron-parser|luxon)/.test(path))
     expect(heavy).toEqual([])
   })

@@ -104,6 +104,32 @@ const CASES: Record<string, Expected[]> = {
     ['flows/a.yaml', 6, 18, 'the OpenAPI operationId "createThing" is used by both flows/a.yaml and flows/b.yaml', 'warning'],
     ['flows/b.yaml', 6, 18, 'the OpenAPI operationId "createThing" is used by both flows/a.yaml and flows/b.yaml', 'warning'],
   ],
+  'expression-syntax': [['flows/total.yaml', 10, 35, 'node "done": "{{= start.qty * }}": expression syntax error: Unexpected end of expression']],
+  'expression-unknown-root': [
+    ['flows/total.yaml', 10, 30, '"{{= $sum(basket.items.price) }}" refers to "basket", which is not a node of this flow (known names: run, start, done)'],
+    ['flows/total.yaml', 10, 70, '"{{= done.total }}" refers to "done" (node "done"), which does not run before this node'],
+  ],
+  'expression-forbidden': [
+    ['flows/forbidden.yaml', 11, 22, '$eval is not allowed in expressions'],
+    ['flows/forbidden.yaml', 12, 45, 'regular expressions are not allowed in expressions'],
+    ['flows/forbidden.yaml', 13, 20, 'uses a secret; secrets cannot be read by expressions'],
+  ],
+  'on-error-target': [
+    ['flows/fetch.yaml', 11, 14, 'node "call": onError points to "fallbak", which is not a node id of this flow'],
+    ['flows/fetch.yaml', 13, 9, 'node "fallback" cannot be reached from the start node'],
+  ],
+  'bad-retry': [
+    ['flows/retry.yaml', 6, 5, 'node "start": "retry" is not a setting of a start node'],
+    ['flows/retry.yaml', 12, 24, 'node "call": retry.attempts must be <= 10'],
+  ],
+  'call-unknown-flow': [['flows/caller.yaml', 10, 11, 'node "sub": there is no flow with the slug "quoet" to call (flows: caller, quote)']],
+  'call-recursion': [
+    ['flows/b.yaml', 4, 75, 'node "each" makes the flows call each other (a → b → a); a flow may not call itself'],
+    ['flows/self.yaml', 4, 49, 'node "again" calls its own flow'],
+  ],
+  'call-too-deep': [['flows/level-0.yaml', 4, 45, 'node "sub": calling "level-1" nests flow calls 9 deep; calls nest at most 8 deep']],
+  'bad-each-concurrency': [['flows/each.yaml', 12, 18, 'node "each": concurrency must be <= 16']],
+  'url-template-host': [['flows/fetch.yaml', 10, 10, 'node "call": url has a {{ }} value in its scheme, host or port']],
 }
 
 describe('validateProject on fixtures/broken', () => {

@@ -1,0 +1,41 @@
+import type { NodeKind, SubFlowResult } from './types.js'
+
+export const MAX_EACH_CONCURRENCY = 16
+
+/** Runs a flow once per item (the item is its body), at most `concurrency` at a time. */
+export const eachNode: NodeKind = {
+  type: 'each',
+  description: 'Runs another flow once per item of a list (the item is its body); its output is { results: [{ status, body }], failed }.',
+  singlePort: true,
+  settingsSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items', 'flow'],
+    properties: {
+      description: { type: 'string' },
+      items: { description: 'The list: a {{ reference }} or {{= expression }} giving an array, or an array of bindings.' },
+      flow: { type: 'string', minLength: 1, description: 'The slug of the flow to run for each item.' },
+      concurrency: { type: 'integer', minimum: 1, maximum: MAX_EACH_CONCURRENCY, default: 1, description: 'How many items run at a time.' },
+    },
+  },
+  ports: () => ['out'],
+  async execute(context) {
+    const { settings } = context.node
+    // Null (a missing list, or an expression that selected nothing) is no items.
+    const items = context.resolve(settings.items) ?? []
+    if (!Array.isArray(items)) throw new Error(`each needs items to be a list, but it is ${items === null ? 'null' : typeof items}`)
+    const slug = String(settings.flow)
+    const concurrency = typeof settings.concurrency === 'number' ? Math.min(MAX_EACH_CONCURRENCY, Math.max(1, settings.concurrency)) : 1
+    const results: SubFlowResult[] = new Array(items.length)
+    let nextIndex = 0
+    // A small pool: each worker takes the next item until none are left; results keep the items' order.
+    const worker = async (): Promise<void> => {
+      for (let index = nextIndex++; index < items.length; index = nextIndex++) {
+        results[index] = await context.callFlow(slug, items[index])
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
+    const failed = results.filter((result) => result.failed !== null || result.status >= 400).length
+    return { output: { results: results.map(({ status, body }) => ({ status, body })), failed } }
+  },
+}

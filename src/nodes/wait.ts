@@ -1,0 +1,26 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { NodeKind } from './types.js'
+
+/** Pauses the run; the run's timeout (and shutdown) cuts the pause short. */
+export const waitNode: NodeKind = {
+  type: 'wait',
+  description: 'Pauses the run for ms milliseconds; its output is { waitedMs }.',
+  singlePort: true,
+  settingsSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['ms'],
+    properties: {
+      description: { type: 'string' },
+      ms: { description: 'Milliseconds to wait (a number, or a {{ reference }} or {{= expression }} giving one).', type: ['integer', 'string'], minimum: 0 },
+    },
+  },
+  ports: () => ['out'],
+  async execute(context) {
+    const ms = Number(context.resolve(context.node.settings.ms))
+    if (!Number.isFinite(ms) || ms < 0) throw new Error(`wait needs ms to be a number of milliseconds (0 or more), not ${JSON.stringify(context.resolve(context.node.settings.ms))}`)
+    const began = performance.now()
+    await sleep(ms, undefined, { signal: context.signal })
+    return { output: { waitedMs: Math.round(performance.now() - began) } }
+  },
+}
