@@ -1,6 +1,7 @@
 // Partial deep matching (objects: the expected fields, extra ones are fine; lists: item by item, same
 // length; anything else: equal) and a readable diff of what did not match.
 import { structuredPatch } from 'diff'
+import { stringify } from 'yaml'
 
 export interface Mismatch {
   /** Where, as a dotted path from the checked value: `body.items.0.sku`. */
@@ -53,8 +54,9 @@ export function shapeLike(expected: unknown, actual: unknown): unknown {
   return actual
 }
 
+/** YAML, like the test files: no commas or brackets to differ on lines whose values are equal. */
 function toText(value: unknown): string {
-  return value === undefined ? '(nothing)\n' : `${JSON.stringify(value, null, 2)}\n`
+  return value === undefined ? '(nothing)\n' : stringify(value, { lineWidth: 0 })
 }
 
 /**
