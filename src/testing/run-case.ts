@@ -2,6 +2,7 @@
 // from the case's mocks (never the network), the case's secrets over the project's, and its `now`.
 import { runFlow } from '../flow/engine.js'
 import type { NodeFetch, TraceStep } from '../flow/types.js'
+import { maskValue } from '../flow/mask.js'
 import type { Project } from '../project/model.js'
 import { openSqliteStore } from '../store/sqlite.js'
 import type { Store } from '../store/types.js'
@@ -49,6 +50,7 @@ interface Observed {
 
 export async function runCase(project: Project, testFile: TestFile, testCase: TestCase): Promise<CaseResult> {
   const began = performance.now()
+  const caseProject = withSecrets(project, testCase.secrets)
   const store = await openSqliteStore(':memory:')
   const inserted = new Map<string, string[]>()
   const unmocked = new Set<string>()
@@ -58,7 +60,7 @@ export async function runCase(project: Project, testFile: TestFile, testCase: Te
   let documents: Record<string, unknown[]> = {}
   try {
     const outcome = await runFlow({
-      project: withSecrets(project, testCase.secrets),
+      project: caseProject,
       flow: testFile.flow,
       store: recordingInserts(store, inserted),
       trigger: 'cli',
@@ -85,7 +87,8 @@ export async function runCase(project: Project, testFile: TestFile, testCase: Te
   } finally {
     await store.close()
   }
-  const failures = compare(testCase, observed, documents, unmocked)
+  // What is printed goes through the same masking as traces: a project secret never reaches a report.
+  const failures = maskValue(compare(testCase, observed, documents, unmocked), caseProject.secrets) as CaseFailure[]
   return {
     file: testFile.file,
     flow: testFile.flow.slug,
@@ -95,7 +98,7 @@ export async function runCase(project: Project, testFile: TestFile, testCase: Te
     durationMs: Math.round((performance.now() - began) * 100) / 100,
     runId: observed.runId,
     failures,
-    notes: failures.length ? notes : [],
+    notes: failures.length ? (maskValue(notes, caseProject.secrets) as string[]) : [],
     reached,
   }
 }

@@ -154,6 +154,22 @@ cases:
     expect(report.cases.find((c) => c.name.startsWith('stores the checkout'))?.ok).toBe(true)
   })
 
+  it('never prints a secret value: diffs and notes are masked like traces', async () => {
+    const dir = await testingCopy({
+      'secret.test.yaml': `flow: order-total
+cases:
+  - name: the service echoes the token
+    input: { body: { items: [{ sku: A, qty: 1, price: 1 }] } }
+    mocks: { shipping: { body: { cost: dev-ship-token } } }
+    expect: { body: { shipping: 1 } }
+`,
+    })
+    const result = await flowctl(['test', '--project', dir, '--flow', 'order-total'])
+    expect(result.exitCode).toBe(1)
+    expect(result.stdout).toContain('body.shipping: expected 1, got "***"')
+    expect(result.stdout + result.stderr).not.toContain('dev-ship-token')
+  })
+
   it('--reporter junit --out writes JUnit XML that a JUnit parser reads', async () => {
     const dir = await testingCopy({ 'failing.test.yaml': FAILING_TESTS })
     const result = await flowctl(['test', '--project', dir, '--reporter', 'junit', '--out', 'reports/junit.xml'], { cwd: dir })
