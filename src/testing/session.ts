@@ -1,4 +1,5 @@
 // One `flowctl test` pass: load the project and its test files, run every case, gather coverage.
+import { isFlowctlError } from '../errors.js'
 import { loadProject } from '../project/load.js'
 import type { Problem, Project } from '../project/model.js'
 import { flowCoverage, type FlowCoverage } from './coverage.js'
@@ -22,7 +23,14 @@ export interface TestPassOptions {
 
 export async function runTestPass(dir: string, options: TestPassOptions = {}): Promise<TestPass> {
   const began = performance.now()
-  const project = await loadProject(dir, { env: options.env })
+  let project: Project
+  try {
+    project = await loadProject(dir, { env: options.env })
+  } catch (error) {
+    // A broken flowctl.yaml is a broken project, like a broken flow file: exit 2, with positions.
+    if (!isFlowctlError(error) || error.code !== 'PROJECT_INVALID') throw error
+    return { kind: 'broken', problems: error.problems.filter((problem) => problem.severity === 'error'), reason: error.message }
+  }
   const flowProblems = project.problems.filter((problem) => problem.severity === 'error')
   if (flowProblems.length) return { kind: 'broken', problems: flowProblems, reason: 'the flow files have errors; fix them first (see flowctl validate)' }
   if (options.flow !== undefined && !project.flows.has(options.flow)) {

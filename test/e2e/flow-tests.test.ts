@@ -234,6 +234,19 @@ cases:
     expect(result.stderr).not.toMatch(/\n\s+at /)
   })
 
+  it('a broken flowctl.yaml or flow file also stops the tests with exit 2', async () => {
+    const dir = await testingCopy()
+    await writeFile(join(dir, 'flows', 'line-total.yaml'), (await readFile(join(dir, 'flows', 'line-total.yaml'), 'utf8')).replace('next: done', 'next: gone'))
+    const flowBroken = await flowctl(['test', '--project', dir])
+    expect(flowBroken.exitCode).toBe(2)
+    expect(flowBroken.stderr).toMatch(/^flows\/line-total\.yaml:\d+:\d+: .*"gone"/m)
+    expect(flowBroken.stderr).toContain('error: the flow files have errors; fix them first (see flowctl validate)')
+    await writeFile(join(dir, 'flowctl.yaml'), 'projectId: Not Valid\nname: Testing\n')
+    const projectBroken = await flowctl(['test', '--project', dir])
+    expect(projectBroken.exitCode).toBe(2)
+    expect(projectBroken.stderr).toMatch(/^flowctl\.yaml:1:\d+: /m)
+  })
+
   it('--watch runs again after a test file changes', async () => {
     const dir = await testingCopy()
     const child = spawnFlowctl(['test', '--watch', '--flow', 'checkout'], { cwd: dir })
