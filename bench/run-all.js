@@ -12,6 +12,7 @@ import { run as memory } from './memory.js'
 import { run as storeThroughput } from './store-throughput.js'
 import { run as documents } from './documents.js'
 import { run as expressions } from './expressions.js'
+import { run as flowTests } from './flow-tests.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -24,6 +25,7 @@ const benchmarks = [
   ['store-throughput', storeThroughput],
   ['documents', documents],
   ['expressions', expressions],
+  ['flow-tests', flowTests],
 ]
 
 const sections = []

@@ -10,7 +10,7 @@ export { loadSecrets, maskSecrets, resolveSecretText } from './project/secrets.j
 export type * from './project/model.js'
 
 export { runFlow, newRunId } from './flow/engine.js'
-export type { RunInput, RunOptions, RunOutcome, Trace, TraceStep } from './flow/types.js'
+export type { NodeFetch, RunInput, RunOptions, RunOutcome, Trace, TraceStep } from './flow/types.js'
 export { nodeKinds, getNodeKind } from './nodes/registry.js'
 export type { NodeContext, NodeKind, NodeResult } from './nodes/types.js'
 
@@ -19,6 +19,11 @@ export type { Heartbeat, OutboxMessage, RunQuery, RunRecord, RunStatus, RunTrigg
 
 export { generateOpenApi, type OpenApiDocument } from './openapi/generate.js'
 export { formatOpenApi, type OpenApiFormat } from './openapi/format.js'
+
+export { runTestPass, type TestPass, type TestPassOptions } from './testing/session.js'
+export { buildTestSchema } from './testing/shape.js'
+export type { CaseFailure, CaseResult } from './testing/run-case.js'
+export type { FlowCoverage } from './testing/coverage.js'
 
 export { runTick, type TickRun, type TickSummary } from './schedule/tick.js'
 export { runBackfill, type BackfillSummary } from './schedule/backfill.js'

@@ -33,6 +33,7 @@ export function defineInitCommand(program: Command, context: CommandContext): vo
         output.line('next:')
         if (shown !== '.') output.line(`  cd ${shown}`)
         output.line('  flowctl validate')
+        output.line('  flowctl test')
         output.line('  flowctl run hello --query name=Ada')
         output.line('  flowctl serve')
       }

@@ -12,6 +12,7 @@ import { defineInitCommand } from './init.js'
 import { createOutput, type OutputStreams } from './output.js'
 import { defineRunCommand } from './run.js'
 import { defineServeCommand } from './serve-command.js'
+import { defineTestCommand } from './test.js'
 import { defineTickCommand } from './tick.js'
 import { defineUsersCommand } from './users.js'
 import { defineValidateCommand } from './validate.js'
@@ -59,6 +60,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     defineBackfillCommand,
     defineExportOpenApiCommand,
     defineValidateCommand,
+    defineTestCommand,
     defineInitCommand,
     defineHistoryCommand,
     defineDocumentsCommand,

@@ -22,7 +22,7 @@ import {
 } from './resolve.js'
 import { retryDelayMs, retryOf } from './retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
-import type { RunOptions, RunOutcome, TraceStep } from './types.js'
+import type { NodeFetch, RunOptions, RunOutcome, TraceStep } from './types.js'
 
 /** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
 const MAX_STEPS = 10_000
@@ -53,6 +53,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
     steps: options.trace ? [] : null,
     depth: 0,
+    fetch: options.fetch ?? globalFetch,
   })
 
   let ending: Ending
@@ -107,11 +108,15 @@ interface Walk {
   stepBegan: number
   /** 0 for a run, 1 for a flow it calls, and so on. */
   depth: number
+  /** How http nodes send requests (RunOptions.fetch); sub-flows share it. */
+  fetch: NodeFetch
   /** What the trace step of the failing node adds: its last attempt and its sub-flow traces. */
   failedStep: { attempt: number | undefined; calls: StepContext['calls'] } | null
 }
 
-type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth'>
+type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch'>
+
+const globalFetch: NodeFetch = (url, init) => fetch(url, init)
 
 function newWalk(start: WalkStart): Walk {
   const scope = createScope(start.run)
@@ -132,6 +137,7 @@ function newWalk(start: WalkStart): Walk {
     current: null,
     stepBegan: 0,
     depth: start.depth,
+    fetch: start.fetch,
     failedStep: null,
   }
 }
@@ -172,6 +178,10 @@ class StepContext implements NodeContext {
     return this.walk.stopper.signal
   }
 
+  get fetch(): NodeFetch {
+    return this.walk.fetch
+  }
+
   callFlow(slug: string, body: unknown): Promise<SubFlowResult> {
     let slot: { flow: string; steps: TraceStep[] } | null = null
     if (this.walk.steps) {
@@ -201,6 +211,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     stopper: subFlowStopper(parent.stopper),
     steps: slot ? slot.steps : null,
     depth: parent.depth + 1,
+    fetch: parent.fetch,
   })
   let ending: Ending
   try {

@@ -1,6 +1,6 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
-import type { BodyType, Flow, Project } from '../project/model.js'
+import type { BodyType, Flow, FlowNode, Project } from '../project/model.js'
 import type { RunRecord, RunTrigger, Store } from '../store/types.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
@@ -31,7 +31,13 @@ export interface RunOptions {
   scheduledFor?: string
   /** Aborts the run (server shutdown); the per-run timeout is applied by the engine itself. */
   signal?: AbortSignal
+  /** Sends the requests of http nodes, sub-flows' included (default: the global fetch). `flowctl test`
+   *  answers them from mocks so tests never reach the network (SPEC §15). */
+  fetch?: NodeFetch
 }
+
+/** fetch, told which http node is asking. */
+export type NodeFetch = (url: URL, init: RequestInit & { signal: AbortSignal }, node: FlowNode) => Promise<Response>
 
 export interface TraceStep {
   nodeId: string

@@ -61,7 +61,7 @@ export const httpNode: NodeKind = {
     let response: Response
     let text: string
     try {
-      response = await fetch(url, { method, headers, body, signal })
+      response = await context.fetch(url, { method, headers, body, signal }, context.node)
       text = await response.text()
     } catch (error) {
       throw new Error(`HTTP ${method} request ${failureReason(error, context.signal, timeoutMs)}`, { cause: error })

@@ -20,7 +20,7 @@ describe('flowctl basics', () => {
   it('--help lists every command', async () => {
     const result = await flowctl(['--help'])
     expect(result.exitCode).toBe(0)
-    for (const command of ['serve', 'run', 'tick', 'export-openapi', 'validate', 'init', 'history', 'users']) {
+    for (const command of ['serve', 'run', 'tick', 'export-openapi', 'validate', 'test', 'init', 'history', 'users']) {
       expect(result.stdout).toContain(command)
     }
   })
@@ -225,11 +225,16 @@ describe('flowctl init', () => {
     const created = await flowctl(['init', dir, '--json'])
     expect(created.exitCode).toBe(0)
     expect(JSON.parse(created.stdout)).toMatchObject({ ok: true, projectId: 'my-shop' })
-    expect((await readdir(dir)).sort()).toEqual(['.env.example', '.gitignore', 'flowctl.yaml', 'flows'])
+    expect((await readdir(dir)).sort()).toEqual(['.env.example', '.gitignore', 'flowctl.yaml', 'flows', 'tests'])
+    expect(await readdir(join(dir, 'tests'))).toEqual(['hello.test.yaml'])
     expect((await flowctl(['validate', '--project', dir])).exitCode).toBe(0)
     const run = await flowctl(['run', 'hello', '--project', dir, '--query', 'name=Ada', '--json'])
     expect(run.exitCode).toBe(0)
     expect(JSON.parse(run.stdout).body.message).toBe('Hello, Ada!')
+    // The test written beside the flow passes as it is.
+    const tested = await flowctl(['test', '--project', dir])
+    expect(tested.stdout).toContain('2 passed, 0 failed')
+    expect(tested.exitCode).toBe(0)
     const again = await flowctl(['init', dir])
     expect(again.exitCode).toBe(2)
     expect(again.stderr).toContain('already has a flowctl.yaml')

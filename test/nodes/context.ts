@@ -30,5 +30,6 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
     run,
     inputs: options.inputs,
     callFlow: options.callFlow ?? (() => Promise.reject(new Error('this node must not call flows'))),
+    fetch: (url, init) => fetch(url, init),
   }
 }

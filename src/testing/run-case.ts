@@ -1,0 +1,208 @@
+// One test case through the one engine (runFlow): a fresh in-memory SQLite store, http nodes answered
+// from the case's mocks (never the network), the case's secrets over the project's, and its `now`.
+import { runFlow } from '../flow/engine.js'
+import type { NodeFetch, TraceStep } from '../flow/types.js'
+import { maskValue } from '../flow/mask.js'
+import type { Project } from '../project/model.js'
+import { openSqliteStore } from '../store/sqlite.js'
+import type { Store } from '../store/types.js'
+import { diffLines, partialMatch, type Mismatch } from './match.js'
+import type { HttpMock, TestCase, TestFile } from './test-file.js'
+
+export interface CaseFailure {
+  /** What did not match: an expected field, or `mocks` for an http node without one. */
+  field: 'status' | 'body' | 'ports' | 'documents' | 'failedNodeId' | 'mocks'
+  message: string
+  mismatches: Mismatch[]
+  /** Unified diff lines (`- ` expected, `+ ` received), for structured values. */
+  diff: string[]
+}
+
+/** A node the case passed through, and the port it left by (null: it ended the run or failed). */
+export interface ReachedStep {
+  flow: string
+  nodeId: string
+  port: string | null
+}
+
+export interface CaseResult {
+  file: string
+  flow: string
+  name: string
+  line: number
+  ok: boolean
+  durationMs: number
+  runId: string | null
+  failures: CaseFailure[]
+  /** Why the run failed or its input was rejected, shown with the failures. */
+  notes: string[]
+  reached: ReachedStep[]
+}
+
+/** What the run gave, in the terms of `expect`. */
+interface Observed {
+  status: number
+  body: unknown
+  ports: { nodeId: string; port: string }[]
+  failedNodeId: string | null
+  runId: string | null
+}
+
+export async function runCase(project: Project, testFile: TestFile, testCase: TestCase): Promise<CaseResult> {
+  const began = performance.now()
+  const caseProject = withSecrets(project, testCase.secrets)
+  const store = await openSqliteStore(':memory:')
+  const inserted = new Map<string, string[]>()
+  const unmocked = new Set<string>()
+  const notes: string[] = []
+  let observed: Observed
+  let reached: ReachedStep[] = []
+  let documents: Record<string, unknown[]> = {}
+  try {
+    const outcome = await runFlow({
+      project: caseProject,
+      flow: testFile.flow,
+      store: recordingInserts(store, inserted),
+      trigger: 'cli',
+      method: testFile.flow.start?.method.toUpperCase() ?? 'CLI',
+      input: testCase.input,
+      trace: true,
+      ...(testCase.now ? { now: () => testCase.now as Date } : {}),
+      fetch: mockFetch(testCase.mocks, unmocked),
+    })
+    if (outcome.kind === 'invalid') {
+      observed = { status: 400, body: { ok: false, errors: outcome.errors }, ports: [], failedNodeId: null, runId: null }
+      notes.push(`the input was rejected: ${outcome.errors.join('; ')}`)
+    } else {
+      reached = outcome.trace ? reachedSteps(testFile.flow.slug, outcome.trace.steps) : []
+      if (outcome.kind === 'failed') {
+        const body = { ok: false, errors: [`node ${outcome.nodeId} failed`], nodeId: outcome.nodeId, runId: outcome.runId }
+        observed = { status: 500, body, ports: outcome.record.ports, failedNodeId: outcome.nodeId, runId: outcome.runId }
+        notes.push(`the run failed at node "${outcome.nodeId}": ${outcome.error}`)
+      } else {
+        observed = { status: outcome.status, body: outcome.body, ports: outcome.record.ports, failedNodeId: null, runId: outcome.runId }
+      }
+    }
+    documents = await storedDocuments(store, project.settings.projectId, inserted, Object.keys(testCase.expect.documents ?? {}))
+  } finally {
+    await store.close()
+  }
+  // What is printed goes through the same masking as traces: a project secret never reaches a report.
+  const failures = maskValue(compare(testCase, observed, documents, unmocked), caseProject.secrets) as CaseFailure[]
+  return {
+    file: testFile.file,
+    flow: testFile.flow.slug,
+    name: testCase.name,
+    line: testCase.line,
+    ok: failures.length === 0,
+    durationMs: Math.round((performance.now() - began) * 100) / 100,
+    runId: observed.runId,
+    failures,
+    notes: failures.length ? (maskValue(notes, caseProject.secrets) as string[]) : [],
+    reached,
+  }
+}
+
+function compare(testCase: TestCase, observed: Observed, documents: Record<string, unknown[]>, unmocked: Set<string>): CaseFailure[] {
+  const failures: CaseFailure[] = []
+  const { expect } = testCase
+  for (const nodeId of unmocked) {
+    failures.push({
+      field: 'mocks',
+      message: `http node "${nodeId}" has no mock in this case (tests never reach the network); add mocks: { ${nodeId}: { status: 200, body: ... } }`,
+      mismatches: [],
+      diff: [],
+    })
+  }
+  const check = (field: CaseFailure['field'], expected: unknown, actual: unknown) => {
+    const mismatches = partialMatch(expected, actual, field)
+    if (mismatches.length === 0) return
+    const structured = expected !== null && typeof expected === 'object'
+    const message = structured ? 'does not match' : (mismatches[0]?.message ?? 'does not match')
+    failures.push({ field, message, mismatches, diff: structured ? diffLines(expected, actual) : [] })
+  }
+  if (expect.status !== undefined) check('status', expect.status, observed.status)
+  if (expect.body !== undefined) check('body', expect.body, observed.body)
+  if (expect.ports !== undefined) check('ports', expect.ports, observed.ports)
+  if (expect.documents !== undefined) check('documents', expect.documents, documents)
+  if (expect.failedNodeId !== observed.failedNodeId) {
+    const message =
+      expect.failedNodeId === null
+        ? `the run failed at node "${observed.failedNodeId}", but no node should fail (set failedNodeId to expect it)`
+        : observed.failedNodeId === null
+          ? `expected node "${expect.failedNodeId}" to fail, but the run succeeded with status ${observed.status}`
+          : `expected node "${expect.failedNodeId}" to fail, but node "${observed.failedNodeId}" failed`
+    failures.push({ field: 'failedNodeId', message, mismatches: [], diff: [] })
+  }
+  return failures
+}
+
+function withSecrets(project: Project, secrets: Record<string, string>): Project {
+  const names = Object.keys(secrets)
+  if (names.length === 0) return project
+  return { ...project, secrets: new Map([...project.secrets, ...Object.entries(secrets)]) }
+}
+
+/** The store, with the ids of the documents each collection got, so the case can read them back. */
+function recordingInserts(store: Store, inserted: Map<string, string[]>): Store {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'insertDocument') {
+        return async (projectId: string, collection: string, document: unknown) => {
+          const id = await target.insertDocument(projectId, collection, document)
+          const ids = inserted.get(collection) ?? []
+          ids.push(id)
+          inserted.set(collection, ids)
+          return id
+        }
+      }
+      const value = Reflect.get(target, property, target) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+/** The documents the run stored in each collection, in insertion order, as they are after the run. */
+async function storedDocuments(store: Store, projectId: string, inserted: Map<string, string[]>, collections: string[]): Promise<Record<string, unknown[]>> {
+  const result: Record<string, unknown[]> = {}
+  for (const collection of collections) {
+    const found = await Promise.all((inserted.get(collection) ?? []).map((id) => store.getDocument(projectId, collection, id)))
+    result[collection] = found.filter((document) => document !== null)
+  }
+  return result
+}
+
+/** Answers http nodes from the mocks; an http node without one is noted and fails as a network error would. */
+function mockFetch(mocks: Map<string, HttpMock>, unmocked: Set<string>): NodeFetch {
+  return async (_url, _init, node) => {
+    const mock = mocks.get(node.id)
+    if (!mock) {
+      unmocked.add(node.id)
+      throw new Error(`http node "${node.id}" has no mock in this test case`)
+    }
+    if ('error' in mock) {
+      if (mock.error === 'timeout') throw new DOMException('The operation was aborted due to timeout', 'TimeoutError')
+      throw new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })
+    }
+    return mockResponse(mock)
+  }
+}
+
+const NULL_BODY_STATUSES = new Set([204, 205, 304])
+
+function mockResponse(mock: Extract<HttpMock, { status: number }>): Response {
+  const headers = new Headers(mock.headers)
+  let text: string | null = null
+  if (mock.body !== undefined && !NULL_BODY_STATUSES.has(mock.status)) {
+    text = typeof mock.body === 'string' ? mock.body : JSON.stringify(mock.body)
+    if (!headers.has('content-type')) headers.set('content-type', typeof mock.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json')
+  }
+  return new Response(text, { status: mock.status, headers })
+}
+
+function reachedSteps(flow: string, steps: TraceStep[]): ReachedStep[] {
+  return steps.flatMap((step) => [
+    { flow, nodeId: step.nodeId, port: step.port },
+    ...(step.calls ?? []).flatMap((call) => reachedSteps(call.flow, call.steps)),
+  ])
+}
