@@ -7,6 +7,7 @@ import type { Flow, FlowNode, Project } from '../project/model.js'
 import { maskSecrets } from '../project/secrets.js'
 import type { RunRecord, Store } from '../store/types.js'
 import { validateInputs } from './inputs.js'
+import { keepsDetails, runDetailsText } from './run-details.js'
 import { maskValue } from './mask.js'
 import { createResolver, createScope, type Scope } from './resolve.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
@@ -26,6 +27,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const checked = validateInputs(flow, options.input)
   if (!checked.ok) return { kind: 'invalid', errors: checked.errors }
 
+  const keep = project.settings.history.keep
   const nowMs = Date.now()
   const runId = newRunId(nowMs)
   const startedAt = options.now ? options.now().toISOString() : isoTime(nowMs)
@@ -42,7 +44,8 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     inputs: checked.values,
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
     ports: [],
-    steps: options.trace ? [] : null,
+    // Steps hold raw outputs; they are masked when a trace is returned or stored.
+    steps: options.trace || keep !== 'none' ? [] : null,
     current: null,
     stepBegan: 0,
   }
@@ -71,11 +74,16 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     ports: walk.ports,
     failedNodeId: failed ? failed.nodeId : null,
     error: failed ? failed.error : null,
+    replayOf: options.replayOf ?? null,
   }
+  const details =
+    walk.steps && keepsDetails(keep, failed !== null)
+      ? runDetailsText({ input: checked.input, runId, durationMs, steps: walk.steps, secrets: project.secrets, traceBytes: project.settings.limits.traceBytes })
+      : undefined
   // Committed before the caller answers: a run whose response was sent is in history.
-  await store.recordRun(record, project.settings.limits.historyRuns)
+  await store.recordRun(record, project.settings.limits.historyRuns, details)
 
-  const trace = walk.steps ? { trace: { runId, durationMs, steps: walk.steps } } : {}
+  const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: walk.steps.map((step) => maskStep(step, project)) } } : {}
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
   return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
 }
@@ -134,7 +142,7 @@ async function walkFlow(walk: Walk, first: FlowNode): Promise<Ending> {
     if (result.port !== undefined) walk.ports.push({ nodeId: node.id, port: result.port })
     if (steps) {
       const durationMs = roundMs(performance.now() - walk.stepBegan)
-      steps.push({ nodeId: node.id, type: node.type, name: node.name, port, durationMs, output: maskValue(result.output, project.secrets) })
+      steps.push({ nodeId: node.id, type: node.type, name: node.name, port, durationMs, output: result.output })
     }
 
     if (result.response) return { kind: 'response', ...result.response }
@@ -156,6 +164,10 @@ function failure(walk: Walk, error: unknown): Ending {
     steps.push({ nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output: { error: masked } })
   }
   return { kind: 'failed', nodeId: current?.id ?? null, error: masked }
+}
+
+function maskStep(step: TraceStep, project: Project): TraceStep {
+  return { ...step, output: maskValue(step.output, project.secrets) }
 }
 
 let lastStamp = -1

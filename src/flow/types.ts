@@ -26,6 +26,8 @@ export interface RunOptions {
   now?: () => Date
   /** Aborts the run (server shutdown); the per-run timeout is applied by the engine itself. */
   signal?: AbortSignal
+  /** The run this one replays (`flowctl run --replay`, `/api/replay`): recorded as `replayOf`. */
+  replayOf?: string
 }
 
 export interface TraceStep {

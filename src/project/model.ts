@@ -82,6 +82,15 @@ export interface ProjectLimits {
   runTimeoutMs: number
   bodyLimitBytes: number
   historyRuns: number
+  /** Bytes of step outputs a stored trace keeps per run; the rest is cut with a marker. */
+  traceBytes: number
+}
+
+/** Which runs keep their input and trace in history (SPEC §14). */
+export type HistoryKeep = 'all' | 'failed' | 'none'
+
+export interface HistorySettings {
+  keep: HistoryKeep
 }
 
 export type NotifyChannel =
@@ -117,6 +126,7 @@ export interface ProjectSettings {
   /** Dotenv file relative to the project folder (default `.env`). */
   secrets: string
   limits: ProjectLimits
+  history: HistorySettings
   notify: NotifySettings
 }
 
@@ -139,4 +149,5 @@ export const DEFAULT_LIMITS: ProjectLimits = {
   runTimeoutMs: 30_000,
   bodyLimitBytes: 1_048_576,
   historyRuns: 10_000,
+  traceBytes: 65_536,
 }

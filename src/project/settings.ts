@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { checkCronExpression, isValidTimezone } from '../schedule/cron.js'
 import { shapeValidator } from './ajv.js'
-import { DEFAULT_LIMITS, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from './model.js'
+import { DEFAULT_LIMITS, type HistoryKeep, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from './model.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { PROJECT_FILE_SCHEMA } from './shapes.js'
 import { parseYamlSource, ProblemCollector, type YamlSource } from './yaml-source.js'
@@ -94,6 +94,7 @@ function buildSettings(raw: Raw): ProjectSettings {
     database: stringOr(raw.database, 'embedded'),
     secrets: stringOr(raw.secrets, '.env'),
     limits: buildLimits(asRecord(raw.limits)),
+    history: { keep: historyKeep(asRecord(raw.history).keep) },
     notify: buildNotify(asRecord(raw.notify), timezone),
   }
 }
@@ -105,6 +106,10 @@ function buildLimits(raw: Raw): ProjectLimits {
     if (typeof value === 'number' && Number.isInteger(value) && value >= 0) limits[name] = value
   }
   return limits
+}
+
+function historyKeep(value: unknown): HistoryKeep {
+  return value === 'failed' || value === 'none' ? value : 'all'
 }
 
 function buildNotify(raw: Raw, projectTimezone: string): NotifySettings {

@@ -8,12 +8,13 @@ import { dirname } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
-import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow } from './sqlite-statements.js'
+import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow, type StoredRunRow } from './sqlite-statements.js'
+import { parseRunDetails } from './run-details.js'
 import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
-import type { Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
+import type { Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from './types.js'
 
 export interface SqliteStoreOptions {
   /**
@@ -83,6 +84,7 @@ function toRunRecord(row: RunRow): RunRecord {
     ports: JSON.parse(row.ports) as RunRecord['ports'],
     failedNodeId: row.failed_node_id,
     error: row.error,
+    replayOf: row.replay_of,
   }
 }
 
@@ -121,8 +123,8 @@ class SqliteStore implements Store {
   }
 
   /** Group commit: resolves once the transaction holding this run (and any due trim) committed. */
-  async recordRun(run: RunRecord, historyCap: number): Promise<void> {
-    // In RUN_COLUMNS order.
+  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void> {
+    // In RUN_COLUMNS, RUN_DETAIL_COLUMNS order.
     const values = [
       run.id,
       run.projectId,
@@ -136,6 +138,9 @@ class SqliteStore implements Store {
       JSON.stringify(run.ports),
       run.failedNodeId,
       run.error,
+      run.replayOf,
+      details?.input ?? null,
+      details?.trace ?? null,
     ]
     await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values })
   }
@@ -147,9 +152,9 @@ class SqliteStore implements Store {
     return guarded(() => statement.all(params) as RunRow[]).map(toRunRecord)
   }
 
-  async getRun(projectId: string, id: string): Promise<RunRecord | null> {
-    const row = guarded(() => this.sql.getRun.get(projectId, id) as RunRow | undefined)
-    return row ? toRunRecord(row) : null
+  async getRun(projectId: string, id: string): Promise<StoredRun | null> {
+    const row = guarded(() => this.sql.getRun.get(projectId, id) as StoredRunRow | undefined)
+    return row ? { ...toRunRecord(row), ...parseRunDetails(row.input, row.trace) } : null
   }
 
   async countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }> {

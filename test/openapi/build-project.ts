@@ -61,6 +61,7 @@ export function project(flows: Flow[], settings: { projectId?: string; name?: st
       database: 'embedded',
       secrets: '.env',
       limits: { ...DEFAULT_LIMITS },
+      history: { keep: 'all' },
       notify: { channels: {}, alerts: [], digests: [] },
     },
     flows: new Map(flows.map((f) => [f.slug, f])),

@@ -68,6 +68,16 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
     `,
   },
+  // Versions 2 and 3 belong to other changes (documents, schedules); 4 is this one.
+  {
+    version: 4,
+    sql: `
+      ALTER TABLE runs ADD COLUMN replay_of TEXT;
+      -- JSON as text: written once by the engine and read back whole, never queried inside.
+      ALTER TABLE runs ADD COLUMN input TEXT;
+      ALTER TABLE runs ADD COLUMN trace TEXT;
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */

@@ -72,4 +72,15 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
     `,
   },
+  // Versions 2 and 3 belong to other changes (documents, schedules); 4 is this one. Migrations apply
+  // in order above the database's current version.
+  {
+    version: 4,
+    sql: `
+      ALTER TABLE runs ADD COLUMN replay_of TEXT;
+      -- JSON text, written once by the engine; listRuns never reads them.
+      ALTER TABLE runs ADD COLUMN input TEXT;
+      ALTER TABLE runs ADD COLUMN trace TEXT;
+    `,
+  },
 ]
