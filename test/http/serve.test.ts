@@ -102,7 +102,7 @@ describe('serveCommand', () => {
     expect(stdout() + stderr()).toMatch(/flows\/greet\.yaml:\d+:\d+: /)
     // Deleting waits for chokidar's atomic-write window (100 ms) before the unlink is reported.
     times.push(await timed(() => rm(file), async () => (await fetch(url)).status === 404))
-    expect(stderr() + stdout()).toContain('reloaded flows/greet.yaml')
+    expect(stderr() + stdout()).toContain('reloaded shop (flows/greet.yaml): flow greet removed')
     // Generous against CI noise; the aim (and the usual time) is well under 200 ms.
     for (const ms of times) expect(ms).toBeLessThan(1_000)
   })

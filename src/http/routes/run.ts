@@ -13,6 +13,7 @@ import type { AppContext } from '../context.js'
 import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE } from '../respond.js'
 import { isDangerousKey, parseRunPath, queryRecord } from '../run-path.js'
 import { guardStore, isStoreWriteError } from '../store-guard.js'
+import { logRejected } from './pages.js'
 
 /** Headers an End node may not set: they describe the transport, not the response. */
 const TRANSPORT_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade'])
@@ -51,7 +52,10 @@ export function runHandler(context: AppContext) {
     let body: unknown
     if (start.inputs.body || method !== 'GET') {
       const read = await readJsonBody(event.req, project.settings.limits.bodyLimitBytes, event.runtime?.node?.req as IncomingMessage | undefined)
-      if (!read.ok) return reject(projectId, read.status, [read.error])
+      if (!read.ok) {
+        if (read.status === 400) logRejected(context, projectId, flow.slug, [read.error])
+        return reject(projectId, read.status, [read.error])
+      }
       body = read.body
     }
 
@@ -80,7 +84,10 @@ export function runHandler(context: AppContext) {
       if (isStoreWriteError(error)) return reject(projectId, 503, [STORE_UNAVAILABLE])
       throw error
     }
-    if (outcome.kind === 'invalid') return reject(projectId, 400, outcome.errors)
+    if (outcome.kind === 'invalid') {
+      logRejected(context, projectId, flow.slug, outcome.errors)
+      return reject(projectId, 400, outcome.errors)
+    }
     return outcomeResponse(event, outcome, flow, trace)
   }
 }
