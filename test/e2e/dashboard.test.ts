@@ -94,7 +94,7 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
   it('runs a flow from the form generated from its Start, showing the answer and the trace', async () => {
     const { page, errors } = await openPage()
     await page.goto(`${base}/flows/shop/create-order`)
-    expect(await page.locator('svg.flow-graph text.port').allTextContents()).toEqual(expect.arrayContaining(['true', 'false']))
+    expect(await page.locator('svg.flow-graph g.port text').allTextContents()).toEqual(expect.arrayContaining(['true', 'false']))
     expect(await page.locator('#f-headers\\.x-tenant').getAttribute('placeholder')).toBe('default "default"')
     await page.locator('#f-headers\\.x-tenant').fill('t-42')
     await page.locator('#body-editor').fill('{"sku":"BROWSER-1","qty":3}')
@@ -131,7 +131,7 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     expect(await page.locator('svg.flow-graph g.node.skipped').count()).toBe(2)
     const taken = await page.locator('svg.flow-graph g.edge.taken').evaluateAll((edges) => edges.map((e) => `${e.getAttribute('data-from')}:${e.getAttribute('data-port')}`))
     expect(taken.sort()).toEqual(['check:false', 'save:out', 'start:out'])
-    expect(await page.locator('section', { hasText: 'Input' }).first().innerText()).toContain('BROWSER-1')
+    expect(await page.locator('#run-input').innerText()).toContain('BROWSER-1')
     await shot(page, 'run')
 
     // A failing run (nothing listens on port 1): the http node is marked as failed.
@@ -154,7 +154,7 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     await page.waitForURL((url) => url.pathname.startsWith('/runs/shop/') && !url.pathname.endsWith(formRunId))
     const facts = await page.locator('dl.facts').innerText()
     expect(facts).toContain(`Replay of\n${formRunId}`)
-    expect(await page.locator('section', { hasText: 'Input' }).first().innerText()).toContain('BROWSER-1')
+    expect(await page.locator('#run-input').innerText()).toContain('BROWSER-1')
     expect(await page.locator('svg.flow-graph g.node.visited').count()).toBe(4)
     await shot(page, 'replay')
     expect(errors).toEqual([])

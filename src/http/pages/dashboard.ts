@@ -7,6 +7,9 @@ import { renderFlowGraph } from './graph-svg.js'
 import { pageResponse, statusBadge, timeTag } from './layout.js'
 import { runsTable } from './runs-table.js'
 
+/** How many runs /status and the dashboard list per project (status-data.ts). */
+const RECENT_RUNS_SHOWN = 10
+
 export function renderDashboard(view: StatusView, projects: Map<string, Project>, signedIn: boolean): Response {
   const sections = view.projects ?? []
   const body = html`<h1>Dashboard</h1>
@@ -37,7 +40,7 @@ ${status.flows.map((flow) => {
 <div class="pic">${model ? renderFlowGraph(model, { thumbnail: true, title: `Graph of flow ${flow.name}` }) : ''}</div>
 <div class="meta">${flow.method ? html`<code>${flow.method} ${flow.path}</code>` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</div>
 ${schedule ? html`<div class="meta">schedule <code>${schedule.cron}</code> ${schedule.timezone}${schedule.enabled ? '' : ' (disabled)'}</div>` : ''}
-<div class="meta">last run: <span data-last-run="${status.projectId}/${flow.slug}">${last ? html`${statusBadge(last.status, last.httpStatus)} <a href="/runs/${projectId}/${encodeURIComponent(last.id)}">${timeTag(last.startedAt)}</a>` : html`<span class="muted">none among the latest runs</span>`}</span></div>
+<div class="meta">last run: <span data-last-run="${status.projectId}/${flow.slug}">${last ? html`${statusBadge(last.status, last.httpStatus)} <a href="/runs/${projectId}/${encodeURIComponent(last.id)}">${timeTag(last.startedAt)}</a>` : html`<span class="muted">${status.recentRuns.length < RECENT_RUNS_SHOWN ? 'never' : `not among the last ${RECENT_RUNS_SHOWN} runs`}</span>`}</span></div>
 </div>`
 })}
 </div>

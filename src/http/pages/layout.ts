@@ -54,7 +54,7 @@ export function pageResponse(status: number, options: PageOptions): Response {
   const nonce = randomBytes(12).toString('base64')
   const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} · flowctl</title><style>${STYLE}</style></head>
+<title>${options.title} · flowctl</title><link rel="icon" href="data:,"><style>${STYLE}</style></head>
 <body>
 <header class="top"><a class="brand" href="/">flowctl</a><nav><a href="/">Dashboard</a><a href="/status">Status</a></nav><span class="live" id="live-state" title="Live updates from /api/events"></span></header>
 <main>

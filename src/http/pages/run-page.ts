@@ -42,8 +42,8 @@ ${run.status === 'error' ? html`<dt>Failed node</dt><dd class="bad"><code>${run.
 ${graph}
 </section>
 <div class="two">
-<section><h2>Input</h2>${inputHtml(run)}</section>
-<section><h2>Steps${run.trace ? html` <span class="muted">(${steps.length}, ${run.trace.durationMs} ms)</span>` : ''}</h2>
+<section id="run-input"><h2>Input</h2>${inputHtml(run)}</section>
+<section id="run-steps"><h2>Steps${run.trace ? html` <span class="muted">(${steps.length}, ${run.trace.durationMs} ms)</span>` : ''}</h2>
 ${run.trace ? renderSteps(steps, run.status === 'error' ? run.failedNodeId : null) : html`<p class="muted">Not kept for this run (<code>history.keep</code> in flowctl.yaml).</p>`}
 ${run.trace?.cut ? html`<p class="banner">Outputs were cut at <code>limits.traceBytes</code>; later steps show a marker instead.</p>` : ''}
 </section></div>`
