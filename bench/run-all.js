@@ -9,6 +9,7 @@ import { run as tickScale } from './tick-scale.js'
 import { run as reload } from './reload.js'
 import { run as memory } from './memory.js'
 import { run as storeThroughput } from './store-throughput.js'
+import { run as historyKeep } from './history-keep.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -18,6 +19,7 @@ const benchmarks = [
   ['reload', reload],
   ['memory', memory],
   ['store-throughput', storeThroughput],
+  ['history-keep', historyKeep],
 ]
 
 const sections = []

@@ -29,7 +29,7 @@ export interface DetailsSource {
 
 export function runDetailsText(source: DetailsSource): RunDetailsText {
   const { secrets } = source
-  const input = source.input === null ? null : JSON.stringify(maskValue(source.input, secrets))
+  const input = source.input === null ? null : maskedJson(source.input, secrets)
   let budget = source.traceBytes
   let cut = false
   const steps: string[] = []
@@ -37,7 +37,7 @@ export function runDetailsText(source: DetailsSource): RunDetailsText {
     let output: string
     if (cut) output = JSON.stringify(cutMarker(source.traceBytes))
     else {
-      output = JSON.stringify(maskValue(step.output, secrets)) ?? 'null'
+      output = maskedJson(step.output, secrets)
       const bytes = Buffer.byteLength(output)
       if (bytes > budget) {
         cut = true
@@ -52,4 +52,28 @@ export function runDetailsText(source: DetailsSource): RunDetailsText {
   }
   const trace = `{"runId":${JSON.stringify(source.runId)},"durationMs":${source.durationMs},"steps":[${steps.join(',')}],"cut":${cut}}`
   return { input, trace }
+}
+
+/**
+ * JSON of `value` with secrets shown as `***`. Most values hold no secret: their JSON is searched
+ * for each secret's JSON form first, and only a value that holds one is walked and copied.
+ */
+function maskedJson(value: unknown, secrets: Secrets): string {
+  const json = JSON.stringify(value) ?? 'null'
+  for (const form of jsonSecretForms(secrets)) {
+    if (json.includes(form)) return JSON.stringify(maskValue(value, secrets)) ?? 'null'
+  }
+  return json
+}
+
+const formsBySecrets = new WeakMap<Secrets, string[]>()
+
+/** Each maskable secret (4+ characters, as maskSecrets) as it appears inside a JSON string. */
+function jsonSecretForms(secrets: Secrets): string[] {
+  let forms = formsBySecrets.get(secrets)
+  if (!forms) {
+    forms = [...secrets.values()].filter((value) => value.length >= 4).map((value) => JSON.stringify(value).slice(1, -1))
+    formsBySecrets.set(secrets, forms)
+  }
+  return forms
 }

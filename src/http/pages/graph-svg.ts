@@ -127,8 +127,8 @@ export function renderFlowGraph(flow: Flow, options: GraphOptions): SafeHtml {
   })
   const size = thumbnail ? html`width="100%" height="${Math.min(140, layout.height)}" preserveAspectRatio="xMidYMid meet"` : html`width="${layout.width}" height="${layout.height}"`
   return html`<svg class="flow-graph${thumbnail ? ' thumb' : ''}" role="img" aria-label="${options.title}" viewBox="0 0 ${layout.width} ${layout.height}" ${size} xmlns="http://www.w3.org/2000/svg">
-<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8a94a6"/></marker>
-<marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#2b6cb0"/></marker></defs>
+<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8a94a6"/></marker>
+<marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#2b6cb0"/></marker></defs>
 ${edgeSvg}${nodeSvg}</svg>`
 }
 
