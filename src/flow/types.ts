@@ -1,7 +1,7 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
 import type { Flow, Project } from '../project/model.js'
-import type { RunRecord, RunTrigger, Store } from '../store/types.js'
+import type { RunRecord, RunTrigger, Store, StoredTraceStep } from '../store/types.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {
@@ -30,16 +30,8 @@ export interface RunOptions {
   replayOf?: string
 }
 
-export interface TraceStep {
-  nodeId: string
-  type: string
-  name: string
-  /** The port taken, or null for nodes that end the run. */
-  port: string | null
-  durationMs: number
-  /** The node's output, secrets shown as `***`. */
-  output: unknown
-}
+/** One step of a trace (the same shape is stored in history, see StoredTraceStep). */
+export type TraceStep = StoredTraceStep
 
 export interface Trace {
   runId: string

@@ -42,10 +42,12 @@ export interface StoredInput {
   headers: Record<string, unknown>
 }
 
+/** One step of a run: the node, the port it took, its time and its output (secrets as `***`). */
 export interface StoredTraceStep {
   nodeId: string
   type: string
   name: string
+  /** The port taken, or null for nodes that end the run. */
   port: string | null
   durationMs: number
   output: unknown

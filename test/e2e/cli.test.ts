@@ -77,6 +77,7 @@ describe('flowctl run on the example project', () => {
       ports: [{ nodeId: 'check', port: 'false' }],
       failedNodeId: null,
       error: null,
+      replayOf: null,
     })
     expect(new Date(record.startedAt).toISOString()).toBe(record.startedAt)
   })

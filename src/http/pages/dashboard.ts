@@ -28,7 +28,7 @@ function projectSection(status: ProjectStatus, project: Project | undefined): Sa
 <h2>${status.name} <code class="muted">${status.projectId}</code> <span class="badge ${status.ok ? 'ok' : 'bad'}">${status.ok ? 'healthy' : 'needs attention'}</span>
 <span class="meta"> · <a href="/docs/${projectId}">API reference</a></span></h2>
 ${status.store.error ? html`<p class="bad">Store unavailable: ${status.store.error}</p>` : ''}
-${status.problems.length ? html`<h3>Problems</h3><ul class="problems">${status.problems.map((p) => html`<li><code>${p}</code></li>`)}</ul>` : ''}
+${status.problems.length ? html`<h3>Problems and warnings</h3><ul class="problems">${status.problems.map((p) => html`<li class="${p.includes(': warning: ') ? 'warn' : ''}"><code>${p}</code></li>`)}</ul>` : ''}
 <h3>Flows</h3>
 <div class="cards">
 ${status.flows.map((flow) => {

@@ -23,7 +23,7 @@ pre{background:#f6f8fa;border:1px solid #e3e7ec;border-radius:6px;padding:8px 10
 a{color:#1f5fae}.ok{color:#137333;font-weight:600}.bad{color:#b3261e;font-weight:600}.muted{color:#6b7580}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:.85em;font-weight:600;white-space:nowrap}
 .badge.ok{background:#e6f4ea}.badge.bad{background:#fce8e6}.badge.info{background:#e8eefb;color:#1f4e9a}
-ul.problems{margin:4px 0;padding-left:20px;color:#b3261e}
+ul.problems{margin:4px 0;padding-left:20px;color:#b3261e}ul.problems li.warn{color:#8a5a00}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:14px}
 .card{border:1px solid #dde1e6;border-radius:8px;padding:10px 12px;background:#fcfcfd;display:flex;flex-direction:column;gap:6px}
 .card h3{margin:0;font-size:1em}.card .pic{background:#fff;border:1px solid #eef0f3;border-radius:6px;padding:4px}

@@ -123,9 +123,9 @@ export function docsPageHandler(context: AppContext) {
 <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 <style>body{margin:0;font-family:system-ui,sans-serif}#bar{padding:8px 16px;background:#1d232a;color:#fff;font-size:14px}
-#bar button{margin-left:8px}</style></head>
+#bar button{margin-left:8px}#bar a{color:#fff}</style></head>
 <body data-project="${projectId}">
-<div id="bar"><span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
+<div id="bar"><a href="/">← Dashboard</a> · <span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
 <div id="swagger-ui"></div>
 ${embedded}
 ${PAGE_SCRIPTS_HTML}
