@@ -8,6 +8,7 @@ import { roleAllows } from '../users/types.js'
 import { clientIp, isLoopback } from './client.js'
 import type { AppContext } from './context.js'
 import { errorResponse, INVALID_TOKEN } from './respond.js'
+import { cookieToken } from './routes/sign-in.js'
 import { projectRole, USER_CHALLENGE } from './sign-in.js'
 import type { WorkspaceEntry } from './workspace.js'
 
@@ -35,7 +36,10 @@ export function isLoopbackRequest(context: AppContext, event: H3Event): boolean 
 
 export async function callerOf(context: AppContext, event: H3Event): Promise<Caller> {
   if (isLoopbackRequest(context, event)) return { kind: 'loopback' }
-  const user = await context.users.signIn(event.req.headers)
+  const headers = event.req.headers
+  // The Authorization header, else the cookie of /sign-in (browsers cannot send the header on pages).
+  const cookie = headers.has('authorization') ? null : cookieToken(headers)
+  const user = await context.users.signIn(cookie ? new Headers({ authorization: `Bearer ${cookie}` }) : headers)
   return user ? { kind: 'user', user } : { kind: 'anonymous' }
 }
 

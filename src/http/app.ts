@@ -12,6 +12,7 @@ import { runHandlerById, runsHandler } from './routes/runs.js'
 import { eventsHandler } from './routes/events.js'
 import { dashboardHandler, flowFormHandler, flowPageHandler, replayFormHandler, runPageHandler } from './routes/pages.js'
 import { replayHandler } from './routes/replay.js'
+import { signInHandler, signInPageHandler, signOutHandler } from './routes/sign-in.js'
 import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
 import { tickHandler } from './routes/tick.js'
@@ -71,6 +72,9 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   app.get('/docs/assets/:file', docsAssetHandler())
   app.get('/docs/:projectId', docsPageHandler(context))
   app.get('/', dashboardHandler(context))
+  app.get('/sign-in', signInPageHandler())
+  app.post('/sign-in', signInHandler(context))
+  app.post('/sign-out', signOutHandler())
   app.get('/flows/:projectId/:slug', flowPageHandler(context))
   app.post('/flows/:projectId/:slug', flowFormHandler(context))
   app.get('/runs/:projectId/:runId', runPageHandler(context))

@@ -151,6 +151,25 @@ describe('access to every new route (SPEC §14, §17)', () => {
   })
 })
 
+describe('/sign-in (a cookie for browsers, which cannot send the header on pages)', () => {
+  it('sets an HttpOnly SameSite=Strict cookie for a known token that pages and /api/runs accept, not /api/openapi', async () => {
+    const refused = await server.request('/sign-in', { method: 'POST', headers: remote(undefined, { 'content-type': 'application/x-www-form-urlencoded' }), body: 'token=flowctl_nope' })
+    expect(refused.status).toBe(401)
+    expect(refused.headers.get('set-cookie')).toBeNull()
+    const signedIn = await server.request('/sign-in', { method: 'POST', headers: remote(undefined, { 'content-type': 'application/x-www-form-urlencoded' }), body: `token=${encodeURIComponent(viewer)}` })
+    expect(signedIn.status).toBe(303)
+    const cookie = signedIn.headers.get('set-cookie')!
+    expect(cookie).toMatch(/^flowctl_token=.+; Path=\/; HttpOnly; SameSite=Strict$/)
+    const withCookie = remote(undefined, { cookie: cookie.split(';')[0]! })
+    expect((await server.request('/api/runs/shop', { headers: withCookie })).status).toBe(200)
+    expect((await server.request('/flows/shop/create-order', { headers: withCookie })).status).toBe(200)
+    expect((await server.request(`/api/replay/shop/${runId}`, { method: 'POST', headers: withCookie })).status).toBe(403)
+    expect((await server.request('/api/openapi/shop', { headers: withCookie })).status).toBe(401)
+    const out = await server.request('/sign-out', { method: 'POST', headers: withCookie })
+    expect(out.headers.get('set-cookie')).toContain('Max-Age=0')
+  })
+})
+
 describe('POST /api/replay/<projectId>/<runId>', () => {
   it('runs the recorded input again and records replayOf', async () => {
     const response = await server.request(`/api/replay/shop/${runId}`, { method: 'POST' })

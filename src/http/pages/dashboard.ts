@@ -15,7 +15,7 @@ export function renderDashboard(view: StatusView, projects: Map<string, Project>
   const body = html`<h1>Dashboard</h1>
 <p class="muted">Every flow of every project this server runs. Click a flow to see its graph and run it; click a run to inspect its steps.</p>
 <div id="reload-banner" class="banner" hidden data-live><span></span><a href="">Refresh the page</a></div>
-${sections.length === 0 ? html`<section><p>${signedIn ? 'Your user has no role on any project of this server.' : html`Sign in to see projects: send <code>Authorization: Bearer &lt;user token&gt;</code> (from <code>flowctl users add</code>), or open this page on the server's own machine (localhost).`}</p></section>` : ''}
+${sections.length === 0 ? html`<section><p>${signedIn ? 'Your user has no role on any project of this server.' : html`<a href="/sign-in">Sign in</a> with a user token (from <code>flowctl users add</code>) to see projects, or open this page on the server's own machine (localhost). API clients send <code>Authorization: Bearer &lt;user token&gt;</code>.`}</p></section>` : ''}
 ${sections.map((status) => projectSection(status, projects.get(status.projectId)))}`
   return pageResponse(200, { title: 'Dashboard', body })
 }

@@ -56,7 +56,7 @@ export function pageResponse(status: number, options: PageOptions): Response {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · flowctl</title><link rel="icon" href="data:,"><style>${STYLE}</style></head>
 <body>
-<header class="top"><a class="brand" href="/">flowctl</a><nav><a href="/">Dashboard</a><a href="/status">Status</a></nav><span class="live" id="live-state" title="Live updates from /api/events"></span></header>
+<header class="top"><a class="brand" href="/">flowctl</a><nav><a href="/">Dashboard</a><a href="/status">Status</a><a href="/sign-in">Sign in</a></nav><span class="live" id="live-state" title="Live updates from /api/events"></span></header>
 <main>
 ${options.body}
 </main>

@@ -36,7 +36,7 @@ async function pageAccess(context: AppContext, event: H3Event, need: Need): Prom
 
 function refusalPage(access: Extract<ProjectAccess, { ok: false }>): Response {
   const reasons: Record<number, string> = {
-    401: 'Sign in with a user token (Authorization: Bearer <token>, from "flowctl users add"), or open this page on the server\'s own machine.',
+    401: 'Sign in at /sign-in with a user token (from "flowctl users add"), or open this page on the server\'s own machine.',
     403: 'Your user has no role on this project that allows this.',
     404: 'This server has no such project.',
   }
