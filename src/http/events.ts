@@ -12,6 +12,18 @@ export type EventListener = (event: ServerEvent) => void
 
 export class EventHub {
   readonly #listeners = new Set<EventListener>()
+  readonly #streams = new Set<() => void>()
+
+  /** Registers how to end one open event stream; returns the function that forgets it. */
+  addStream(end: () => void): () => void {
+    this.#streams.add(end)
+    return () => void this.#streams.delete(end)
+  }
+
+  /** Ends every open event stream (shutdown: an open dashboard must not hold it up). */
+  endStreams(): void {
+    for (const end of [...this.#streams]) end()
+  }
 
   subscribe(listener: EventListener): () => void {
     this.#listeners.add(listener)

@@ -191,7 +191,20 @@ describe('serveCommand', () => {
     hangUp.abort()
     expect(await abandoned).toBeInstanceOf(Error)
     await new Promise((r) => setTimeout(r, 50))
+    // An open dashboard's event stream is ended by the server at shutdown (a clean end, not a cut
+    // connection after the 10 s grace period).
+    const events = (await fetch(`${base}/api/events`)).body!.getReader()
+    await events.read()
     stop.abort()
+    let ended = false
+    for (;;) {
+      const chunk = await events.read()
+      if (chunk.done) {
+        ended = true
+        break
+      }
+    }
+    expect(ended).toBe(true)
     const response = await inFlight
     expect(response.status).toBe(200)
     expect(await response.json()).toEqual({ status: 200 })

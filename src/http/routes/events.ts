@@ -45,8 +45,10 @@ export function eventsHandler(context: AppContext) {
           }
         }
         context.options.signal?.addEventListener('abort', onShutdown, { once: true })
+        const forget = context.workspace.events.addStream(onShutdown)
         stop = () => {
           unsubscribe()
+          forget()
           clearInterval(keepalive)
           context.options.signal?.removeEventListener('abort', onShutdown)
         }
