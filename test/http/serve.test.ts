@@ -225,6 +225,26 @@ describe('serveCommand', () => {
   })
 })
 
+describe('serveCommand with an open /api/events stream', () => {
+  it('ends the stream itself at shutdown (a clean end, not a connection cut after the 10 s grace)', async () => {
+    const stop = new AbortController()
+    let listening!: (url: string) => void
+    const ready = new Promise<string>((resolve) => (listening = resolve))
+    const served = serveCommand([await copyFixture('example')], {
+      port: 0, host: '127.0.0.1', watch: false, quiet: true, env: {}, signal: stop.signal, onListening: listening,
+      users: join(await makeTempDir(), 'users.yaml'), stdout: new PassThrough(), stderr: new PassThrough(),
+    })
+    const base = await ready
+    const events = (await fetch(`${base}/api/events`)).body!.getReader()
+    expect(new TextDecoder().decode((await events.read()).value)).toContain(': connected')
+    stop.abort()
+    let chunk = await events.read()
+    while (!chunk.done) chunk = await events.read()
+    expect(chunk.done).toBe(true)
+    await served
+  })
+})
+
 describe('serveCommand startup failures', () => {
   it('throws FlowctlError when no project can be loaded, after printing why', async () => {
     const empty = await makeTempDir()
