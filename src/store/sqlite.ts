@@ -59,10 +59,11 @@ function inProcessWriter(db: Database.Database, sql: SqliteStatements): Writer {
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
   const apply = db.transaction(() => {
-    const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null }
-    const current = row.version ?? 0
+    // Every version not applied yet, not only those above the newest: migrations written on
+    // parallel branches (2, 3 and 4) may reach a database in any order.
+    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((row) => row.version))
     for (const migration of SQLITE_MIGRATIONS) {
-      if (migration.version <= current) continue
+      if (applied.has(migration.version)) continue
       db.exec(migration.sql)
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString())
     }

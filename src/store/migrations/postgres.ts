@@ -89,10 +89,12 @@ export async function migratePostgres(client: PoolClient, schema: string | undef
   try {
     if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
-    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
-    const current = rows[0]?.version ?? 0
+    // Every version not applied yet, not only those above the newest: migrations written on
+    // parallel branches (2, 3 and 4) may reach a database in any order.
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
+    const applied = new Set(rows.map((row) => row.version))
     for (const migration of POSTGRES_MIGRATIONS) {
-      if (migration.version <= current) continue
+      if (applied.has(migration.version)) continue
       await client.query('BEGIN')
       try {
         await client.query(migration.sql)

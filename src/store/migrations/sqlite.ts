@@ -72,8 +72,8 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       CREATE INDEX outbox_pending ON outbox (project_id, id) WHERE delivered_at IS NULL;
     `,
   },
-  // Versions 2 and 3 belong to other changes (documents, schedules); 4 is this one. Migrations apply
-  // in order above the database's current version.
+  // Versions 2 and 3 belong to other changes (documents, schedules); 4 is this one. Every version a
+  // database has not recorded is applied, so they may be merged in any order.
   {
     version: 4,
     sql: `
