@@ -13,6 +13,7 @@ import { run as storeThroughput } from './store-throughput.js'
 import { run as documents } from './documents.js'
 import { run as expressions } from './expressions.js'
 import { run as flowTests } from './flow-tests.js'
+import { run as historyKeep } from './history-keep.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -26,6 +27,7 @@ const benchmarks = [
   ['documents', documents],
   ['expressions', expressions],
   ['flow-tests', flowTests],
+  ['history-keep', historyKeep],
 ]
 
 const sections = []

@@ -8,6 +8,8 @@ export const ERROR_CATALOG = {
   PROJECT_NOT_FOUND: { httpStatus: 404, exitCode: 2 },
   FLOW_NOT_FOUND: { httpStatus: 404, exitCode: 2 },
   RUN_NOT_FOUND: { httpStatus: 404, exitCode: 1 },
+  /** A run that kept no input (history.keep) cannot be replayed. */
+  REPLAY_UNAVAILABLE: { httpStatus: 409, exitCode: 1 },
   INPUT_INVALID: { httpStatus: 400, exitCode: 1 },
   NODE_FAILED: { httpStatus: 500, exitCode: 1 },
   RUN_TIMEOUT: { httpStatus: 500, exitCode: 1 },

@@ -9,7 +9,7 @@ export const BENCH_TOKEN = 'bench-token-0123456789abcdef'
  * Writes a fresh project folder (the old one, its database included, is removed first).
  * flows: [{ file, flow }] where `flow` is the flow file's object form.
  */
-export function writeProject(dir, { projectId = 'bench', name = 'Bench', limits = {}, env = `BENCH_TOKEN=${BENCH_TOKEN}\n`, flows }) {
+export function writeProject(dir, { projectId = 'bench', name = 'Bench', limits = {}, env = `BENCH_TOKEN=${BENCH_TOKEN}\n`, flows, extra = {} }) {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(join(dir, 'flows'), { recursive: true })
   const settings = {
@@ -20,6 +20,7 @@ export function writeProject(dir, { projectId = 'bench', name = 'Bench', limits 
     database: 'embedded',
     secrets: '.env',
     limits: { runsPerMinutePerIp: 0, runTimeoutMs: 30000, bodyLimitBytes: 1048576, ...limits },
+    ...extra,
   }
   writeFileSync(join(dir, 'flowctl.yaml'), stringify(settings))
   writeFileSync(join(dir, '.env'), env)

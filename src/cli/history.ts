@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
-import type { RunRecord } from '../store/types.js'
+import type { RunRecord, StoredRun } from '../store/types.js'
 import { openProject, projectDir, type CommandContext } from './context.js'
 import type { Output } from './output.js'
 
@@ -89,7 +89,7 @@ function printRuns(output: Output, runs: RunRecord[]): void {
   }
 }
 
-function printRun(output: Output, run: RunRecord): void {
+function printRun(output: Output, run: StoredRun): void {
   const rows: [string, string][] = [
     ['id', run.id],
     ['flow', run.flow],
@@ -101,6 +101,36 @@ function printRun(output: Output, run: RunRecord): void {
     ['http status', String(run.httpStatus ?? '-')],
     ['ports', run.ports.map((p) => `${p.nodeId}→${p.port}`).join(', ') || '-'],
   ]
+  if (run.replayOf) rows.push(['replay of', run.replayOf])
   if (run.status === 'error') rows.push(['failed node', run.failedNodeId ?? '-'], ['error', run.error ?? '-'])
   for (const [label, value] of rows) output.line(`${output.color.dim(label.padEnd(12))} ${value}`)
+  printDetails(output, run)
+}
+
+/** The stored input and every step (SPEC §14), or why they are missing. */
+function printDetails(output: Output, run: StoredRun): void {
+  const { dim } = output.color
+  if (!run.input && !run.trace) {
+    output.line(dim('input and steps were not kept for this run (history.keep in flowctl.yaml)'))
+    return
+  }
+  if (run.input) {
+    output.line(dim('input'))
+    for (const location of ['body', 'path', 'query', 'headers'] as const) {
+      const value = run.input[location]
+      if (value === undefined || (location !== 'body' && Object.keys(value as object).length === 0)) continue
+      output.line(`  ${location.padEnd(8)} ${JSON.stringify(value)}`)
+    }
+  }
+  if (run.trace) {
+    output.line(dim(`steps (${run.trace.steps.length}, ${run.trace.durationMs} ms)`))
+    run.trace.steps.forEach((step, index) => {
+      const failed = run.failedNodeId === step.nodeId && index === run.trace!.steps.length - 1 && run.status === 'error'
+      const port = step.port ? ` → ${step.port}` : ''
+      const mark = failed ? output.color.red(' failed') : ''
+      output.line(`  ${String(index + 1).padStart(2)}. ${step.name} (${step.type}, ${step.nodeId})${port}  ${step.durationMs} ms${mark}`)
+      output.line(`      ${JSON.stringify(step.output)}`)
+    })
+    if (run.trace.cut) output.line(output.color.yellow('  outputs were cut at limits.traceBytes'))
+  }
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
+import type { RunOutcome } from '../flow/types.js'
 import { collect, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
 import type { TraceStep } from '../flow/types.js'
 
@@ -11,13 +12,14 @@ interface RunFlags {
   header?: string[]
   trace?: boolean
   json?: boolean
+  replay?: string
 }
 
 export function defineRunCommand(program: Command, context: CommandContext): void {
   program
     .command('run')
     .description('run a flow once, locally, through the same pipeline as the Run API (auth is not checked)')
-    .argument('<slug>', 'the flow to run')
+    .argument('[slug]', 'the flow to run (not needed with --replay)')
     .option('--project <dir>', 'project folder (default: the current folder)')
     .option('--body <json>', 'request body as JSON (text for a Start with accept: [text]), or @file to read it from a file')
     .option('--param <name=value>', 'path parameter (repeatable)', collect)
@@ -25,7 +27,13 @@ export function defineRunCommand(program: Command, context: CommandContext): voi
     .option('--header <name=value>', 'request header (repeatable)', collect)
     .option('--trace', 'also print the trace of every step')
     .option('--json', 'print { status, body, runId } as JSON')
-    .action(async (slug: string, flags: RunFlags) => {
+    .option('--replay <runId>', "run a recorded run's input again through the flow's current version")
+    .action(async (slug: string | undefined, flags: RunFlags) => {
+      if (flags.replay !== undefined) {
+        if (flags.body !== undefined || flags.param || flags.query || flags.header) {
+          throw new FlowctlError('USAGE', '--replay sends the recorded input; leave out --body, --param, --query and --header')
+        }
+      } else if (slug === undefined) throw new FlowctlError('USAGE', 'which flow? flowctl run SLUG (or flowctl run --replay RUNID)')
       context.exitCode = await runCommand(context, slug, flags)
     })
 }
@@ -58,7 +66,7 @@ function parseBodySource(read: { source: string; origin: string } | undefined, t
   }
 }
 
-async function runCommand(context: CommandContext, slug: string, flags: RunFlags): Promise<number> {
+async function runCommand(context: CommandContext, slugArgument: string | undefined, flags: RunFlags): Promise<number> {
   const { output } = context
   // Parsed once the flow is known: a text-only Start takes the text as it is, others JSON.
   const bodySource = await readBodySource(context, flags.body)
@@ -68,20 +76,36 @@ async function runCommand(context: CommandContext, slug: string, flags: RunFlags
 
   const { project, store } = await openProject(context, projectDir(context, flags.project), { printProblems: false })
   try {
-    const flow = project.flows.get(slug)
-    if (!flow) {
-      const problems = project.problems.filter((p) => p.severity === 'error')
-      if (problems.length) throw new FlowctlError('PROJECT_INVALID', `flow "${slug}" could not be loaded`, { problems })
-      const known = [...project.flows.keys()].sort().join(', ') || 'none'
-      throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found (flows: ${known})`)
-    }
-    const textOnly = flow.start?.accept.length === 1 && flow.start.accept[0] === 'text'
-    const body = parseBodySource(bodySource, textOnly)
-    const { runFlow } = await import('../flow/engine.js')
     const { withSpinner } = await import('./spinner.js')
-    const outcome = await withSpinner(output, `running ${slug}`, () =>
-      runFlow({ project, flow, store, trigger: 'cli', method: 'CLI', input: { body, path, query, headers }, trace: flags.trace }),
-    )
+    let outcome: RunOutcome
+    let slug: string
+    if (flags.replay !== undefined) {
+      const runId = flags.replay
+      const { replayRun } = await import('../flow/replay.js')
+      const replay = await withSpinner(output, `replaying run ${runId}`, () =>
+        replayRun({ project, store, runId, trigger: 'cli', method: 'CLI', trace: flags.trace }),
+      )
+      if (slugArgument !== undefined && slugArgument !== replay.flow.slug) {
+        output.error(output.color.yellow(`run ${runId} belongs to flow ${replay.flow.slug}, not ${slugArgument}; replayed it on ${replay.flow.slug}`))
+      }
+      outcome = replay.outcome
+      slug = replay.flow.slug
+    } else {
+      slug = slugArgument!
+      const flow = project.flows.get(slug)
+      if (!flow) {
+        const problems = project.problems.filter((p) => p.severity === 'error')
+        if (problems.length) throw new FlowctlError('PROJECT_INVALID', `flow "${slug}" could not be loaded`, { problems })
+        const known = [...project.flows.keys()].sort().join(', ') || 'none'
+        throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found (flows: ${known})`)
+      }
+      const textOnly = flow.start?.accept.length === 1 && flow.start.accept[0] === 'text'
+      const body = parseBodySource(bodySource, textOnly)
+      const { runFlow } = await import('../flow/engine.js')
+      outcome = await withSpinner(output, `running ${slug}`, () =>
+        runFlow({ project, flow, store, trigger: 'cli', method: 'CLI', input: { body, path, query, headers }, trace: flags.trace }),
+      )
+    }
 
     if (outcome.kind === 'invalid') {
       const response = { status: 400, body: { ok: false, errors: outcome.errors }, runId: null }
@@ -96,10 +120,12 @@ async function runCommand(context: CommandContext, slug: string, flags: RunFlags
     const responseBody =
       outcome.kind === 'response' ? outcome.body : { ok: false, errors: [`node ${outcome.nodeId} failed`], nodeId: outcome.nodeId, runId: outcome.runId }
     if (output.json) {
-      output.data({ status, body: responseBody ?? null, runId: outcome.runId, ...(flags.trace ? { trace: outcome.trace } : {}) })
+      const replayOf = flags.replay !== undefined ? { replayOf: flags.replay } : {}
+      output.data({ status, body: responseBody ?? null, runId: outcome.runId, ...replayOf, ...(flags.trace ? { trace: outcome.trace } : {}) })
     } else {
       const paint = status < 400 ? output.color.green : output.color.red
-      output.line(paint(`${status}`) + output.color.dim(`  run ${outcome.runId}`))
+      const replayNote = flags.replay !== undefined ? `, a replay of ${flags.replay} (${slug})` : ''
+      output.line(paint(`${status}`) + output.color.dim(`  run ${outcome.runId}${replayNote}`))
       if (outcome.kind === 'failed') output.error(output.color.red(`node ${outcome.nodeId} failed: ${outcome.error}`))
       // A text answer (an End with a non-JSON content-type) is printed as it is.
       if (typeof responseBody === 'string' && outcome.kind === 'response' && hasTextType(outcome.headers)) output.line(responseBody)

@@ -128,6 +128,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
 
   if (!options.json) err('shutting down…')
   stopCron?.()
+  // Open /api/events streams never finish by themselves: end them, so only runs are waited for.
+  workspace.events.endStreams()
   await server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort())
   await watchers?.close()
   await workspace.close()

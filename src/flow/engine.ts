@@ -8,6 +8,7 @@ import type { Flow, FlowNode, Project } from '../project/model.js'
 import { maskSecrets } from '../project/secrets.js'
 import type { RunRecord, Store } from '../store/types.js'
 import { validateInputs } from './inputs.js'
+import { keepsDetails, runDetailsText } from './run-details.js'
 import { maskValue } from './mask.js'
 import {
   createResolver,
@@ -38,6 +39,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const checked = validateInputs(flow, options.input)
   if (!checked.ok) return { kind: 'invalid', errors: checked.errors }
 
+  const keep = project.settings.history.keep
   const nowMs = Date.now()
   const runId = newRunId(nowMs)
   const startedAt = options.now ? options.now().toISOString() : isoTime(nowMs)
@@ -51,7 +53,8 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     run,
     inputs: checked.values,
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
-    steps: options.trace ? [] : null,
+    // Steps are kept for a trace answer and for the stored run (history.keep); outputs masked as recorded.
+    steps: options.trace || keep !== 'none' ? [] : null,
     depth: 0,
     fetch: options.fetch ?? globalFetch,
   })
@@ -81,11 +84,16 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     failedNodeId: failed ? failed.nodeId : null,
     error: failed ? failed.error : null,
     scheduledFor,
+    replayOf: options.replayOf ?? null,
   }
+  const details =
+    walk.steps && keepsDetails(keep, failed !== null)
+      ? runDetailsText({ input: checked.input, runId, durationMs, steps: walk.steps, secrets: project.secrets, traceBytes: project.settings.limits.traceBytes })
+      : undefined
   // Committed before the caller answers: a run whose response was sent is in history.
-  await store.recordRun(record, project.settings.limits.historyRuns)
+  await store.recordRun(record, project.settings.limits.historyRuns, details)
 
-  const trace = walk.steps ? { trace: { runId, durationMs, steps: walk.steps } } : {}
+  const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: walk.steps } } : {}
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
   return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
 }

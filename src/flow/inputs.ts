@@ -7,7 +7,15 @@ import type { RunInput } from './types.js'
 
 export type InputLocation = 'path' | 'query' | 'headers' | 'body'
 
-export type InputsResult = { ok: true; values: Record<string, unknown> } | { ok: false; errors: string[] }
+/** The validated inputs by location (what history stores and a replay sends again). */
+export interface ValidatedInput {
+  body?: unknown
+  path: Record<string, unknown>
+  query: Record<string, unknown>
+  headers: Record<string, unknown>
+}
+
+export type InputsResult = { ok: true; values: Record<string, unknown>; input: ValidatedInput } | { ok: false; errors: string[] }
 
 interface ParameterValidator {
   location: Exclude<InputLocation, 'body'>
@@ -50,6 +58,7 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
   const compiled = compiledInputsOf(flow)
   const errors: string[] = []
   const values: Record<string, unknown> = {}
+  const validated: ValidatedInput = { path: {}, query: {}, headers: {} }
 
   const bodyType = input.bodyType ?? (compiled.textOnly ? 'text' : 'json')
   if (bodyType === 'text') {
@@ -67,6 +76,7 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
     let body = input.body === undefined ? {} : input.body
     if (compiled.body.hasDefaults && typeof body === 'object' && body !== null) body = structuredClone(body)
     if (compiled.body.validate(body)) {
+      validated.body = body
       if (isPlainObject(body)) Object.assign(values, body)
     } else {
       collectErrors('body', compiled.body.validate.errors, errors)
@@ -75,11 +85,13 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
 
   for (const parameter of compiled.parameters) {
     const data = pickParameters(parameter, input)
-    if (parameter.validate(data)) Object.assign(values, data)
-    else collectErrors(parameter.location, parameter.validate.errors, errors)
+    if (parameter.validate(data)) {
+      Object.assign(values, data)
+      validated[parameter.location] = data
+    } else collectErrors(parameter.location, parameter.validate.errors, errors)
   }
 
-  return errors.length ? { ok: false, errors: [...new Set(errors)] } : { ok: true, values }
+  return errors.length ? { ok: false, errors: [...new Set(errors)] } : { ok: true, values, input: validated }
 }
 
 /** Compiles the flow's input schemas (cached per flow). The loader has already checked that they compile. */

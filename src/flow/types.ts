@@ -1,7 +1,7 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
 import type { BodyType, Flow, FlowNode, Project } from '../project/model.js'
-import type { RunRecord, RunTrigger, Store } from '../store/types.js'
+import type { RunRecord, RunTrigger, Store, StoredTraceStep } from '../store/types.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {
@@ -34,25 +34,15 @@ export interface RunOptions {
   /** Sends the requests of http nodes, sub-flows' included (default: the global fetch). `flowctl test`
    *  answers them from mocks so tests never reach the network (SPEC §15). */
   fetch?: NodeFetch
+  /** The run this one replays (`flowctl run --replay`, `/api/replay`): recorded as `replayOf`. */
+  replayOf?: string
 }
 
 /** fetch, told which http node is asking. */
 export type NodeFetch = (url: URL, init: RequestInit & { signal: AbortSignal }, node: FlowNode) => Promise<Response>
 
-export interface TraceStep {
-  nodeId: string
-  type: string
-  name: string
-  /** The port taken, or null for nodes that end the run. */
-  port: string | null
-  durationMs: number
-  /** The node's output, secrets shown as `***`. */
-  output: unknown
-  /** With `retry`: which attempt this step is (each attempt is a step). */
-  attempt?: number
-  /** Call and each nodes: the steps of each sub-flow run, in call order. */
-  calls?: { flow: string; steps: TraceStep[] }[]
-}
+/** One step of a trace (the same shape is stored in history, see StoredTraceStep). */
+export type TraceStep = StoredTraceStep
 
 export interface Trace {
   runId: string

@@ -4,11 +4,16 @@ import { H3, HTTPError, type H3Event } from 'h3'
 import type { AppContext, AppOptions } from './context.js'
 import { RateLimiter } from './rate-limit.js'
 import { RejectionCounter } from './rejections.js'
-import { errorResponse, FLOW_NOT_FOUND, htmlResponse } from './respond.js'
+import { errorResponse, FLOW_NOT_FOUND } from './respond.js'
 import { docsAssetHandler, docsPageHandler } from './routes/docs.js'
 import { openApiHandler } from './routes/openapi.js'
 import { runHandler } from './routes/run.js'
-import { runsHandler } from './routes/runs.js'
+import { runHandlerById, runsHandler } from './routes/runs.js'
+import { eventsHandler } from './routes/events.js'
+import { dashboardHandler, flowFormHandler, flowPageHandler, replayFormHandler, runPageHandler } from './routes/pages.js'
+import { replayHandler } from './routes/replay.js'
+import { signInHandler, signInPageHandler, signOutHandler } from './routes/sign-in.js'
+import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
 import { tickHandler } from './routes/tick.js'
 import { UsersCache } from './sign-in.js'
@@ -17,10 +22,6 @@ import type { Workspace } from './workspace.js'
 export type { AppOptions } from './context.js'
 
 const STARTED = Symbol('flowctl.started')
-
-const INDEX_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>flowctl</title>
-<style>body{font:16px system-ui,sans-serif;margin:40px}</style></head>
-<body><h1>flowctl</h1><p><a href="/status">Status</a> · <a href="/api/status">Status (JSON)</a></p></body></html>`
 
 export function createApp(workspace: Workspace, options: AppOptions): H3 {
   const write = options.log ?? ((line: string) => void process.stderr.write(line + '\n'))
@@ -47,6 +48,8 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
           context.log(requestLine(event, response))
         },
       }
+  logRunEvents(context)
+
   const app = new H3({
     // Unexpected errors are logged by onError below (without the request's headers or body).
     silent: true,
@@ -59,13 +62,23 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   app.all('/api/run/**', runHandler(context))
   app.get('/api/openapi/:projectId', openApiHandler(context))
   app.get('/api/runs/:projectId', runsHandler(context))
+  app.get('/api/runs/:projectId/:runId', runHandlerById(context))
+  app.post('/api/replay/:projectId/:runId', replayHandler(context))
+  app.get('/api/events', eventsHandler(context))
   app.get('/api/cron/tick', tickHandler(context))
   app.post('/api/cron/tick', tickHandler(context))
   app.get('/api/status', statusJsonHandler(context))
   app.get('/status', statusPageHandler(context))
   app.get('/docs/assets/:file', docsAssetHandler())
   app.get('/docs/:projectId', docsPageHandler(context))
-  app.get('/', () => htmlResponse(200, INDEX_PAGE))
+  app.get('/', dashboardHandler(context))
+  app.get('/sign-in', signInPageHandler())
+  app.post('/sign-in', signInHandler(context))
+  app.post('/sign-out', signOutHandler())
+  app.get('/flows/:projectId/:slug', flowPageHandler(context))
+  app.post('/flows/:projectId/:slug', flowFormHandler(context))
+  app.get('/runs/:projectId/:runId', runPageHandler(context))
+  app.post('/runs/:projectId/:runId/replay', replayFormHandler(context))
   app.all('/**', (event) => notFound(context, event))
   return app
 }

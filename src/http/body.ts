@@ -226,3 +226,17 @@ function readNodeLimited(request: IncomingMessage, limit: number): Promise<Uint8
     request.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose)
   })
 }
+
+/** The body as text (form posts of the pages), or null when larger than `limitBytes` or not UTF-8. */
+export async function readRequestText(event: { req: Request; runtime?: { node?: { req?: unknown } } }, limitBytes: number): Promise<string | null> {
+  const declared = event.req.headers.get('content-length')
+  if (declared !== null && Number(declared) > limitBytes) return null
+  const nodeRequest = event.runtime?.node?.req as IncomingMessage | undefined
+  const bytes = nodeRequest ? await readNodeLimited(nodeRequest, limitBytes) : await readLimited(event.req, limitBytes)
+  if (bytes === null) return null
+  try {
+    return bytes.length === 0 ? '' : utf8.decode(bytes)
+  } catch {
+    return null
+  }
+}

@@ -9,6 +9,8 @@ export interface ClientOptions {
    * production: a request without a socket address is then never treated as loopback.
    */
   fallbackClientIp?: string
+  /** Host names (lower case, no port) that count as loopback Host headers beside localhost (SPEC §17). */
+  allowedHosts?: string[]
 }
 
 /** The client's IP address, or `unknown` when there is none. */

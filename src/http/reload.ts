@@ -180,22 +180,18 @@ class ProjectWatcher {
       this.project = next
       const problems = next.problems.filter((problem) => files.includes(problem.file))
       for (const problem of problems) this.options.log(`${next.settings.projectId}: ${formatProblem(problem)}`)
-      const failed = new Set(problems.filter((problem) => problem.severity === 'error').map((problem) => problem.file))
-      const known = new Set([...previous.flows.values()].map((flow) => flow.file))
-      const said = changed.map((file, i) => {
-        const name = files[i]!
-        if (signatures.get(file) === 'missing') return `removed ${name}`
-        if (failed.has(name)) return null
-        return known.has(name) || !isFlowFileName(name) ? `reloaded ${name}` : `added ${name}`
-      })
-      const lines = said.filter((line): line is string => line !== null)
-      if (lines.length) this.options.log(`${next.settings.projectId}: ${lines.join(', ')}`)
+      const summary = describeReload(previous, next, files)
+      this.options.log(`reloaded ${next.settings.projectId} (${files.join(', ')}): ${summary.join('; ')}`)
+      this.workspace.events.publish({ type: 'reload', projectId: next.settings.projectId, data: { projectId: next.settings.projectId, changed: files, summary, ok: problems.length === 0 } })
       const paths = watchedPaths(next)
       if (paths.flowsDir !== this.#paths.flowsDir || paths.secretsFile !== this.#paths.secretsFile) await this.#rewatch(paths)
     } catch (error) {
       // A broken flowctl.yaml keeps the whole previous project serving.
       if (isFlowctlError(error) && error.problems.length) for (const problem of error.problems) this.options.log(formatProblem(problem))
       else this.options.log(`reload of ${files.join(', ')} failed: ${error instanceof Error ? error.message : String(error)}`)
+      const projectId = previous.settings.projectId
+      this.options.log(`reload of ${projectId} failed: the previous version of the whole project is still being served`)
+      this.workspace.events.publish({ type: 'reload', projectId, data: { projectId, changed: files, summary: ['reload failed; the previous version is still served'], ok: false } })
     } finally {
       this.options.onReload?.(previous.dir)
     }
@@ -216,6 +212,30 @@ class ProjectWatcher {
     await this.#running.catch(() => {})
     await this.#watcher?.close()
   }
+}
+
+/**
+ * What a reload changed, per flow, for the log and the `reload` event (SPEC §14): flows added,
+ * removed or changed, and for each changed file with problems whether its previous version is
+ * still being served (the loader keeps the last good version of a broken file).
+ */
+export function describeReload(previous: Project, next: Project, files: string[]): string[] {
+  const lines: string[] = []
+  const before = new Map([...previous.flows.values()].map((flow) => [flow.slug, flow]))
+  const after = new Map([...next.flows.values()].map((flow) => [flow.slug, flow]))
+  for (const [slug, flow] of after) {
+    const old = before.get(slug)
+    if (!old) lines.push(`flow ${slug} added`)
+    else if (old.version !== flow.version) lines.push(`flow ${slug} changed`)
+  }
+  for (const slug of before.keys()) if (!after.has(slug)) lines.push(`flow ${slug} removed`)
+  for (const file of files) {
+    if (!next.problems.some((problem) => problem.file === file && problem.severity === 'error')) continue
+    const kept = [...after.values()].find((flow) => flow.file === file)
+    lines.push(kept ? `${file} has problems: the previous version of flow ${kept.slug} is still being served` : `${file} has problems: no version of it is served`)
+  }
+  if (files.some((file) => file === 'flowctl.yaml' || !file.startsWith(next.settings.flows))) lines.push('project settings or secrets reloaded')
+  return lines.length ? lines : ['no flow changed']
 }
 
 /** Starts watching every project of the workspace; resolves once the watchers are ready. */

@@ -15,9 +15,9 @@ const guarded = new WeakMap<Store, Store>()
 export function guardStore(store: Store): Store {
   let proxy = guarded.get(store)
   if (proxy) return proxy
-  const recordRun: Store['recordRun'] = async (run, cap) => {
+  const recordRun: Store['recordRun'] = async (run, cap, details) => {
     try {
-      await store.recordRun(run, cap)
+      await store.recordRun(run, cap, details)
     } catch (error) {
       throw new StoreWriteError(error)
     }

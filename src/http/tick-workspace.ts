@@ -13,6 +13,8 @@ export async function tickWorkspace(workspace: Workspace, at: Date, log?: (line:
     if (store) targets.push({ project: entry.project, store })
     else unavailable++
   }
-  const summary = await runTick({ targets, at, index: workspace.dueIndex, log })
-  return unavailable > 0 ? { ...summary, ok: false } : summary
+  const ticked = await runTick({ targets, at, index: workspace.dueIndex, log })
+  const summary = unavailable > 0 ? { ...ticked, ok: false } : ticked
+  workspace.events.publish({ type: 'tick', projectId: null, data: { ...summary } })
+  return summary
 }

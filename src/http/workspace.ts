@@ -7,6 +7,7 @@ import { maskSecrets } from '../project/secrets.js'
 import { DueIndex } from '../schedule/due-index.js'
 import { documentIndexesOf } from '../store/index.js'
 import type { Store } from '../store/types.js'
+import { EventHub, publishingStore } from './events.js'
 
 export interface WorkspaceEntry {
   readonly project: Project
@@ -36,6 +37,8 @@ export class Workspace {
   readonly #now: () => number
   /** The schedules of every project, for the tick; only a reloaded project is re-indexed. */
   readonly dueIndex = new DueIndex()
+  /** Runs, reloads and ticks, for `/api/events` and the serve log. */
+  readonly events = new EventHub()
 
   constructor(openStore: StoreOpener, options: WorkspaceOptions = {}) {
     this.#open = openStore
@@ -108,7 +111,7 @@ export class Workspace {
       timer = setTimeout(() => reject(new Error(`opening the store took longer than ${this.#openTimeoutMs} ms`)), this.#openTimeoutMs)
     })
     try {
-      const store = await Promise.race([opening, timeout])
+      const store = publishingStore(await Promise.race([opening, timeout]), this.events)
       const current = this.#entries.get(projectId)
       if (this.#closed || !current) {
         await store.close().catch(() => {})

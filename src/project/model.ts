@@ -125,6 +125,15 @@ export interface ProjectLimits {
   historyRuns: number
   /** How long one `{{= }}` expression may evaluate (SPEC §9). */
   expressionMs: number
+  /** Bytes of step outputs a stored trace keeps per run; the rest is cut with a marker. */
+  traceBytes: number
+}
+
+/** Which runs keep their input and trace in history (SPEC §14). */
+export type HistoryKeep = 'all' | 'failed' | 'none'
+
+export interface HistorySettings {
+  keep: HistoryKeep
 }
 
 export type NotifyChannel =
@@ -165,6 +174,7 @@ export interface ProjectSettings {
   /** Dotenv file relative to the project folder (default `.env`). */
   secrets: string
   limits: ProjectLimits
+  history: HistorySettings
   notify: NotifySettings
   /** Project-wide CORS; unset = no cross-origin access unless a Start sets its own. */
   cors?: CorsSettings
@@ -192,6 +202,7 @@ export const DEFAULT_LIMITS: ProjectLimits = {
   bodyLimitBytes: 1_048_576,
   historyRuns: 10_000,
   expressionMs: 50,
+  traceBytes: 65_536,
 }
 
 export const DEFAULT_CORS: CorsSettings = { origins: [], credentials: false, maxAgeSeconds: 600, headers: [] }

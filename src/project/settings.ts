@@ -6,7 +6,7 @@ import { checkCronExpression, isValidTimezone } from '../schedule/cron.js'
 import { parseFieldPath } from '../store/document-filter.js'
 import { shapeValidator } from './ajv.js'
 import { corsProblem, readCors } from './check-start.js'
-import { DEFAULT_CORS, DEFAULT_LIMITS, type CorsSettings, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from './model.js'
+import { DEFAULT_CORS, DEFAULT_LIMITS, type CorsSettings, type HistoryKeep, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from './model.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { PROJECT_FILE_SCHEMA } from './shapes.js'
 import { parseYamlSource, ProblemCollector, type YamlSource } from './yaml-source.js'
@@ -120,6 +120,7 @@ function buildSettings(raw: Raw): ProjectSettings {
     databaseSchema: stringOr(asRecord(raw.database).schema, DEFAULT_DATABASE_SCHEMA),
     secrets: stringOr(raw.secrets, '.env'),
     limits: buildLimits(asRecord(raw.limits)),
+    history: { keep: historyKeep(asRecord(raw.history).keep) },
     notify: buildNotify(asRecord(raw.notify), timezone),
     indexes: buildIndexes(asRecord(raw.indexes)),
     ...corsSetting(raw.cors),
@@ -153,6 +154,10 @@ function buildLimits(raw: Raw): ProjectLimits {
     if (typeof value === 'number' && Number.isInteger(value) && value >= 0) limits[name] = value
   }
   return limits
+}
+
+function historyKeep(value: unknown): HistoryKeep {
+  return value === 'failed' || value === 'none' ? value : 'all'
 }
 
 function buildNotify(raw: Raw, projectTimezone: string): NotifySettings {

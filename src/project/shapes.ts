@@ -140,6 +140,14 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
         bodyLimitBytes: { type: 'integer', minimum: 1 },
         historyRuns: { type: 'integer', minimum: 1 },
         expressionMs: { type: 'integer', minimum: 1, description: 'How long one {{= }} expression may evaluate before the node fails with "expression timed out".' },
+        traceBytes: { type: 'integer', minimum: 1024, description: 'Stored trace outputs per run, in bytes (default 65536); the rest is cut with a marker.' },
+      },
+    },
+    history: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        keep: { enum: ['all', 'failed', 'none'], description: 'Which runs keep their input and trace in history (default all).' },
       },
     },
     cors: CORS_SCHEMA,

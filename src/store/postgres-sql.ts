@@ -16,6 +16,13 @@ export interface RunRow {
   failed_node_id: string | null
   error: string | null
   scheduled_for: Date | null
+  replay_of: string | null
+}
+
+/** getRun's row: the record and its details. */
+export interface StoredRunRow extends RunRow {
+  input: string | null
+  trace: string | null
 }
 
 export interface OutboxRow {
@@ -28,7 +35,9 @@ export interface OutboxRow {
   created_at: Date
 }
 
-const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for`
+const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of`
+/** The details of a run (SPEC §14): written with it, read only by getRun. */
+const RUN_DETAIL_COLUMNS = 'input, trace'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
 // A move of the cursor and the enqueue of its message are one statement: atomic without an explicit
@@ -58,15 +67,16 @@ export const PG_SQL = {
   insertBatch: `WITH docs AS (
       INSERT INTO documents (id, project_id, collection, body)
       SELECT d.id, d.project_id, d.collection, d.body::jsonb
-      FROM unnest($13::text[], $14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS d(id, project_id, collection, body, n)
+      FROM unnest($17::text[], $18::text[], $19::text[], $20::text[]) WITH ORDINALITY AS d(id, project_id, collection, body, n)
       ORDER BY d.n
     )
-    INSERT INTO runs (${RUN_COLUMNS})
+    INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS})
     SELECT r.id, r.project_id, r.flow, r.trig, r.method, r.started_at::timestamptz, r.duration_ms, r.status, r.http_status,
-      r.ports::jsonb, r.failed_node_id, r.error, r.scheduled_for::timestamptz
+      r.ports::jsonb, r.failed_node_id, r.error, r.scheduled_for::timestamptz, r.replay_of, r.input, r.trace
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::int[],
-      $10::text[], $11::text[], $12::text[], $17::text[])
-      WITH ORDINALITY AS r(id, project_id, flow, trig, method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, n)
+      $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+      WITH ORDINALITY AS r(id, project_id, flow, trig, method, started_at, duration_ms, status, http_status, ports, failed_node_id, error,
+        scheduled_for, replay_of, input, trace, n)
     ORDER BY r.n`,
   countAllRuns: 'SELECT count(*) AS n FROM runs WHERE project_id = $1',
   // Keeps the newest $2 runs. Only the instance that gets the project's advisory lock (held until
@@ -85,7 +95,7 @@ export const PG_SQL = {
       RETURNING 1
     )
     SELECT (SELECT got FROM lock) AS got, (SELECT count(*) FROM deleted)::int AS deleted`,
-  getRun: `SELECT ${RUN_COLUMNS} FROM runs WHERE project_id = $1 AND id = $2`,
+  getRun: `SELECT ${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS} FROM runs WHERE project_id = $1 AND id = $2`,
   countRuns: `SELECT status, count(*) AS n FROM runs
     WHERE project_id = $1 AND ($2::text[] IS NULL OR flow = ANY($2::text[])) AND ($3::timestamptz IS NULL OR started_at > $3::timestamptz)
     GROUP BY status`,
@@ -161,6 +171,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     failedNodeId: row.failed_node_id,
     error: row.error,
     scheduledFor: row.scheduled_for === null ? null : row.scheduled_for.toISOString(),
+    replayOf: row.replay_of,
   }
 }
 

@@ -9,7 +9,7 @@ import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { migratePostgres } from './migrations/postgres.js'
 import { describeServer, isConnectionError, unavailableError } from './postgres-errors.js'
-import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow } from './postgres-sql.js'
+import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './postgres-sql.js'
 import {
   deletePostgresDocuments,
   findPostgresDocuments,
@@ -17,12 +17,13 @@ import {
   postgresIndexStatements,
   updatePostgresDocuments,
 } from './postgres-documents.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
+import { parseRunDetails } from './run-details.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from './types.js'
 import { WriteBatcher } from './write-batch.js'
 
 /** A run (startedAt already canonical) or a document waiting for the next group commit. */
 type PgWrite =
-  | { kind: 'run'; run: RunRecord }
+  | { kind: 'run'; run: RunRecord; details: RunDetailsText | undefined }
   | { kind: 'document'; id: string; projectId: string; collection: string; body: string }
 
 /** Group commits running at once; writes arriving meanwhile join the next one. */
@@ -193,8 +194,8 @@ class PostgresStore implements Store {
   }
 
   /** Group commit: resolves once the statement holding this run committed (and a due trim ran). */
-  async recordRun(run: RunRecord, historyCap: number): Promise<void> {
-    await this.writes.add({ kind: 'run', run: { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') } })
+  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void> {
+    await this.writes.add({ kind: 'run', run: { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') }, details })
     await this.noteRun(run.projectId, historyCap)
   }
 
@@ -206,9 +207,10 @@ class PostgresStore implements Store {
     return rows.map(toRunRecord)
   }
 
-  async getRun(projectId: string, id: string): Promise<RunRecord | null> {
-    const { rows } = await this.query<RunRow>('flowctl_get_run', PG_SQL.getRun, [projectId, id])
-    return rows[0] ? toRunRecord(rows[0]) : null
+  async getRun(projectId: string, id: string): Promise<StoredRun | null> {
+    const { rows } = await this.query<StoredRunRow>('flowctl_get_run', PG_SQL.getRun, [projectId, id])
+    const row = rows[0]
+    return row ? { ...toRunRecord(row), ...parseRunDetails(row.input, row.trace) } : null
   }
 
   async countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }> {
@@ -331,19 +333,18 @@ class PostgresStore implements Store {
 
 /** The 17 parallel arrays of PG_SQL.insertBatch: 12 run columns, 4 document columns, then scheduled_for (added later). */
 function batchValues(items: PgWrite[]): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 17 }, () => [])
+  const columns: unknown[][] = Array.from({ length: 20 }, () => [])
   for (const item of items) {
     if (item.kind === 'run') {
-      const { run } = item
+      const { run, details } = item
       const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status,
-        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error]
+        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error, run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null]
       row.forEach((value, i) => columns[i]!.push(value))
-      columns[16]!.push(run.scheduledFor)
     } else {
-      columns[12]!.push(item.id)
-      columns[13]!.push(item.projectId)
-      columns[14]!.push(item.collection)
-      columns[15]!.push(item.body)
+      columns[16]!.push(item.id)
+      columns[17]!.push(item.projectId)
+      columns[18]!.push(item.collection)
+      columns[19]!.push(item.body)
     }
   }
   return columns

@@ -16,6 +16,13 @@ export interface RunRow {
   failed_node_id: string | null
   error: string | null
   scheduled_for: string | null
+  replay_of: string | null
+}
+
+/** getRun's row: the record and its details. */
+export interface StoredRunRow extends RunRow {
+  input: string | null
+  trace: string | null
 }
 
 export interface OutboxRow {
@@ -29,7 +36,9 @@ export interface OutboxRow {
 }
 
 /** Column order of the values of an inserted run or document (see SqliteWrite). */
-export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for`
+export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of`
+/** The details of a run (SPEC §14): written with it, read only by getRun. */
+export const RUN_DETAIL_COLUMNS = 'input, trace'
 export const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
@@ -68,13 +77,13 @@ export class SqliteStatements {
   private readonly listShapes = new Map<string, Database.Statement>()
 
   constructor(private readonly db: Database.Database) {
-    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
     // The rowids come from the project's own index range; repeating `project_id = ?` outside made
     // SQLite scan the whole project to test each row against the list (twice the cost).
     this.trimRuns = db.prepare(`DELETE FROM runs WHERE rowid IN
       (SELECT rowid FROM runs WHERE project_id = ? ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)`)
-    this.getRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE project_id = ? AND id = ?`)
+    this.getRun = db.prepare(`SELECT ${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS} FROM runs WHERE project_id = ? AND id = ?`)
     this.countRuns = db.prepare(`SELECT status, count(*) AS n FROM runs
       WHERE project_id = @project_id
         AND (@all_flows = 1 OR flow IN (SELECT value FROM json_each(@flows)))

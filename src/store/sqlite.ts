@@ -11,13 +11,14 @@ import { withId } from './documents.js'
 import { canonicalJson } from './filter-sql.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
-import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow } from './sqlite-statements.js'
+import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow, type StoredRunRow } from './sqlite-statements.js'
+import { parseRunDetails } from './run-details.js'
 import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
 import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunQuery, RunRecord, Store } from './types.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from './types.js'
 
 export interface SqliteStoreOptions {
   /**
@@ -62,10 +63,11 @@ function inProcessWriter(db: Database.Database, sql: SqliteStatements): Writer {
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
   const apply = db.transaction(() => {
-    const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null }
-    const current = row.version ?? 0
+    // Every version not applied yet, not only those above the newest: migrations written on
+    // parallel branches (2, 3 and 4) may reach a database in any order.
+    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((row) => row.version))
     for (const migration of SQLITE_MIGRATIONS) {
-      if (migration.version <= current) continue
+      if (applied.has(migration.version)) continue
       db.exec(migration.sql)
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString())
     }
@@ -88,6 +90,7 @@ function toRunRecord(row: RunRow): RunRecord {
     failedNodeId: row.failed_node_id,
     error: row.error,
     scheduledFor: row.scheduled_for,
+    replayOf: row.replay_of,
   }
 }
 
@@ -128,8 +131,8 @@ class SqliteStore implements Store {
   }
 
   /** Group commit: resolves once the transaction holding this run (and any due trim) committed. */
-  async recordRun(run: RunRecord, historyCap: number): Promise<void> {
-    // In RUN_COLUMNS order.
+  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void> {
+    // In RUN_COLUMNS, RUN_DETAIL_COLUMNS order.
     const values = [
       run.id,
       run.projectId,
@@ -144,6 +147,9 @@ class SqliteStore implements Store {
       run.failedNodeId,
       run.error,
       run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
+      run.replayOf,
+      details?.input ?? null,
+      details?.trace ?? null,
     ]
     await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values })
   }
@@ -155,9 +161,9 @@ class SqliteStore implements Store {
     return guarded(() => statement.all(params) as RunRow[]).map(toRunRecord)
   }
 
-  async getRun(projectId: string, id: string): Promise<RunRecord | null> {
-    const row = guarded(() => this.sql.getRun.get(projectId, id) as RunRow | undefined)
-    return row ? toRunRecord(row) : null
+  async getRun(projectId: string, id: string): Promise<StoredRun | null> {
+    const row = guarded(() => this.sql.getRun.get(projectId, id) as StoredRunRow | undefined)
+    return row ? { ...toRunRecord(row), ...parseRunDetails(row.input, row.trace) } : null
   }
 
   async countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }> {

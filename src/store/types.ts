@@ -26,6 +26,55 @@ export interface RunRecord {
   error: string | null
   /** For scheduled runs, the minute (ISO) the run is for; null for every other run (SPEC §14, §16). */
   scheduledFor: string | null
+  /** The run this one replayed (SPEC §14), or null. */
+  replayOf: string | null
+}
+
+/** What a run keeps beside its record when `history.keep` says so (SPEC §14). */
+export interface RunDetails {
+  /** The validated inputs `{ body, path, query, headers }` (declared headers only), secrets as `***`. */
+  input: StoredInput | null
+  /** The steps of the run, outputs capped by `limits.traceBytes`. */
+  trace: StoredTrace | null
+}
+
+export interface StoredInput {
+  body?: unknown
+  path: Record<string, unknown>
+  query: Record<string, unknown>
+  headers: Record<string, unknown>
+}
+
+/** One step of a run: the node, the port it took, its time and its output (secrets as `***`). */
+export interface StoredTraceStep {
+  nodeId: string
+  type: string
+  name: string
+  /** The port taken, or null for nodes that end the run. */
+  port: string | null
+  durationMs: number
+  output: unknown
+  /** With `retry`: which attempt this step is (each attempt is a step). */
+  attempt?: number
+  /** Call and each nodes: the steps of each sub-flow run, in call order. */
+  calls?: { flow: string; steps: StoredTraceStep[] }[]
+}
+
+export interface StoredTrace {
+  runId: string
+  durationMs: number
+  steps: StoredTraceStep[]
+  /** True when outputs were cut at `limits.traceBytes`. */
+  cut: boolean
+}
+
+/** A record with its details, as `history show` and `/runs/<projectId>/<runId>` read it. */
+export type StoredRun = RunRecord & RunDetails
+
+/** Details as JSON text, made once by the engine (the stores write the text as it is). */
+export interface RunDetailsText {
+  input: string | null
+  trace: string | null
 }
 
 export interface RunQuery {
@@ -79,10 +128,15 @@ export type DocumentIndexes = Record<string, readonly FieldPath[]>
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
 
-  /** Writes the run durably (committed before the promise resolves) and trims history to `historyCap`. */
-  recordRun(run: RunRecord, historyCap: number): Promise<void>
+  /**
+   * Writes the run durably (committed before the promise resolves) and trims history to `historyCap`.
+   * `details` are the stored input and trace, when `history.keep` keeps them for this run.
+   */
+  recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void>
+  /** Records without input and trace: lists stay cheap however big the traces are. */
   listRuns(query: RunQuery): Promise<RunRecord[]>
-  getRun(projectId: string, id: string): Promise<RunRecord | null>
+  /** One record with its input and trace (null when not kept). */
+  getRun(projectId: string, id: string): Promise<StoredRun | null>
   /** Counts of runs by status since `after` (all runs when null), for digests. */
   countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }>
 

@@ -1,6 +1,7 @@
 // /status and /docs in a real browser (Chromium driven by playwright-core): the pages render, the
-// docs page asks for a user token, lists the project's operations, and "Try it out" runs a flow
-// against the live server. Needs a Chromium: FLOWCTL_TEST_CHROMIUM, else /usr/bin/chromium
+// docs page asks a non-loopback visitor for a user token (the browser reaches the server as
+// `remote.test`, mapped to 127.0.0.1: a loopback socket but not a loopback Host), lists the
+// project's operations, and "Try it out" runs a flow against the live server. Needs a Chromium: FLOWCTL_TEST_CHROMIUM, else /usr/bin/chromium
 // (Debian's package; .ci/run installs it). Without one the suite prints a notice and skips.
 import { existsSync } from 'node:fs'
 import type { ResultPromise } from 'execa'
@@ -17,6 +18,7 @@ if (!CHROMIUM) {
 describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
   let server: ResultPromise
   let base: string
+  let remoteBase: string
   let browser: Browser
   let userToken: string
 
@@ -27,10 +29,11 @@ describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
     userToken = JSON.parse(added.stdout).token
     const port = await freePort()
     base = `http://127.0.0.1:${port}`
+    remoteBase = `http://remote.test:${port}`
     server = spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch', '--users', usersFile])
     await waitForServer(`${base}/api/status`)
     const { chromium } = await import('playwright-core')
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--host-resolver-rules=MAP remote.test 127.0.0.1'] })
   }, 60_000)
 
   afterAll(async () => {
@@ -70,7 +73,9 @@ describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
 
   it('/docs asks for a user token, lists the operations and runs a flow with "Try it out"', async () => {
     const { page, errors } = await openPage(userToken)
-    await page.goto(`${base}/docs/shop`)
+    let asked = false
+    page.on('dialog', () => void (asked = true))
+    await page.goto(`${remoteBase}/docs/shop`)
     await page.waitForSelector('.opblock', { timeout: 20_000 })
     const paths = await page.locator('.opblock-summary-path').allInnerTexts()
     expect(paths).toEqual(expect.arrayContaining(['/api/run/shop/create-order', '/api/run/shop/quote', '/api/run/shop/order-status/{state}']))
@@ -89,13 +94,14 @@ describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
     expect((await status.first().innerText()).trim()).toBe('201')
     const body = JSON.parse(await op.locator('.live-responses-table .response .microlight').first().innerText())
     expect(body).toEqual({ id: expect.stringMatching(/^[0-9a-f]{24}$/), ok: true })
+    expect(asked).toBe(true)
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
 
   it('/docs with a wrong token says the document could not be loaded', async () => {
     const { page } = await openPage('flowctl_not-a-real-token')
-    await page.goto(`${base}/docs/shop`)
+    await page.goto(`${remoteBase}/docs/shop`)
     await page.waitForFunction(() => /HTTP 401/.test(document.getElementById('token-status')?.textContent ?? ''), null, { timeout: 10_000 })
     expect(await page.locator('.opblock').count()).toBe(0)
     await page.close()

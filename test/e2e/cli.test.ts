@@ -79,6 +79,7 @@ describe('flowctl run on the example project', () => {
       failedNodeId: null,
       error: null,
       scheduledFor: null,
+      replayOf: null,
     })
     expect(new Date(record.startedAt).toISOString()).toBe(record.startedAt)
   })
@@ -179,6 +180,64 @@ describe('flowctl run on the example project', () => {
     expect(history.stdout).not.toContain(secret)
     const db = await readFile(join(project, '.flowctl', 'flowctl.db')).catch(() => Buffer.alloc(0))
     expect(db.includes(Buffer.from(secret))).toBe(false)
+  })
+})
+
+describe('flowctl history show and run --replay (SPEC §14)', () => {
+  let project: string
+  let runId: string
+  beforeAll(async () => {
+    project = await copyFixture('example')
+    const made = await flowctl(['run', 'create-order', '--project', project, '--body', '{"sku":"R-1","qty":4}', '--header', 'x-tenant=acme', '--json'])
+    runId = JSON.parse(made.stdout).runId
+  })
+
+  it('history show prints the input and every step; --json includes them', async () => {
+    const shown = await flowctl(['history', 'show', runId, '--project', project])
+    expect(shown.exitCode).toBe(0)
+    expect(shown.stdout).toContain('body     {"sku":"R-1","qty":4}')
+    expect(shown.stdout).toContain('headers  {"x-tenant":"acme"}')
+    expect(shown.stdout).toMatch(/steps \(4, [\d.]+ ms\)/)
+    expect(shown.stdout).toMatch(/2\. Big Order \(if, check\) → false/)
+    const json = JSON.parse((await flowctl(['history', 'show', runId, '--project', project, '--json'])).stdout)
+    expect(json).toMatchObject({ id: runId, replayOf: null, input: { body: { sku: 'R-1', qty: 4 } }, trace: { runId, cut: false } })
+    expect(json.trace.steps).toHaveLength(4)
+  })
+
+  it('run --replay runs the recorded input again and records replayOf', async () => {
+    const replay = await flowctl(['run', '--replay', runId, '--project', project, '--json'])
+    expect(replay.exitCode).toBe(0)
+    const answer = JSON.parse(replay.stdout)
+    expect(answer).toMatchObject({ status: 201, replayOf: runId, body: { ok: true } })
+    const stored = JSON.parse((await flowctl(['history', 'show', answer.runId, '--project', project, '--json'])).stdout)
+    expect(stored).toMatchObject({ replayOf: runId, method: 'CLI', input: { body: { sku: 'R-1', qty: 4 }, headers: { 'x-tenant': 'acme' } } })
+    const human = await flowctl(['run', '--replay', runId, '--project', project])
+    expect(human.stdout).toContain(`a replay of ${runId} (create-order)`)
+  })
+
+  it('clear errors: an unknown run, input flags with --replay, no flow at all', async () => {
+    const unknown = await flowctl(['run', '--replay', 'nope', '--project', project])
+    expect(unknown.exitCode).toBe(1)
+    expect(unknown.stderr).toContain('no run with id "nope" in project shop')
+    const mixed = await flowctl(['run', '--replay', runId, '--body', '{}', '--project', project])
+    expect(mixed.exitCode).toBe(2)
+    expect(mixed.stderr).toContain('--replay sends the recorded input')
+    const none = await flowctl(['run', '--project', project])
+    expect(none.exitCode).toBe(2)
+    expect(none.stderr).toContain('which flow?')
+    for (const result of [unknown, mixed, none]) expect(result.stderr).not.toMatch(/\s+at .+\(.+:\d+:\d+\)/)
+  })
+
+  it('a project with history.keep: none keeps no details, and says so', async () => {
+    const bare = await copyFixture('example')
+    const file = join(bare, 'flowctl.yaml')
+    await writeFile(file, (await readFile(file, 'utf8')) + 'history: { keep: none }\n')
+    const made = JSON.parse((await flowctl(['run', 'quote', '--project', bare, '--body', '{"items":[{"sku":"X","price":1}]}', '--json'])).stdout)
+    const shown = await flowctl(['history', 'show', made.runId, '--project', bare])
+    expect(shown.stdout).toContain('input and steps were not kept for this run (history.keep in flowctl.yaml)')
+    const replay = await flowctl(['run', '--replay', made.runId, '--project', bare])
+    expect(replay.exitCode).toBe(1)
+    expect(replay.stderr).toContain('kept no input')
   })
 })
 

@@ -1,6 +1,6 @@
 // Builds Flow and Project objects by hand (as the loader would) for engine and node tests.
 import { referenceName, slugify } from '../../src/project/slug.js'
-import { DEFAULT_LIMITS, type Flow, type FlowNode, type HttpMethod, type Project, type ProjectLimits, type StartInputs } from '../../src/project/model.js'
+import { DEFAULT_LIMITS, type Flow, type FlowNode, type HistoryKeep, type HttpMethod, type Project, type ProjectLimits, type StartInputs } from '../../src/project/model.js'
 
 export interface NodeSpec {
   id: string
@@ -52,7 +52,7 @@ export function buildFlow(name: string, specs: NodeSpec[]): Flow {
 
 export function buildProject(
   flows: Flow[],
-  options: { secrets?: Record<string, string>; limits?: Partial<ProjectLimits>; projectId?: string } = {},
+  options: { secrets?: Record<string, string>; limits?: Partial<ProjectLimits>; projectId?: string; keep?: HistoryKeep } = {},
 ): Project {
   return {
     dir: '/nonexistent',
@@ -64,6 +64,7 @@ export function buildProject(
       database: 'embedded',
       secrets: '.env',
       limits: { ...DEFAULT_LIMITS, ...options.limits },
+      history: { keep: options.keep ?? 'all' },
       notify: { channels: {}, alerts: [], digests: [] },
       indexes: {},
     },

@@ -34,6 +34,7 @@ describe('validateInputs', () => {
     expect(result).toEqual({
       ok: true,
       values: { sku: 'A', qty: 2, note: 'none', id: 7, shop: 'main', page: 3, dryRun: true, 'X-Tenant': 't1' },
+      input: { body: { sku: 'A', qty: 2, note: 'none' }, path: { id: 7, shop: 'main' }, query: { page: 3, dryRun: true }, headers: { 'X-Tenant': 't1' } },
     })
     if (result.ok) expect(Object.keys(result.values)).toEqual(['sku', 'qty', 'note', 'id', 'shop', 'dryRun', 'page', 'X-Tenant'])
   })
@@ -95,7 +96,7 @@ describe('validateInputs', () => {
 
   it('ignores a body when no body schema exists, and needs no inputs at all', () => {
     const none = flowWith({})
-    expect(validateInputs(none, { body: { a: 1 }, query: { b: 'c' } })).toEqual({ ok: true, values: {} })
+    expect(validateInputs(none, { body: { a: 1 }, query: { b: 'c' } })).toEqual({ ok: true, values: {}, input: { path: {}, query: {}, headers: {} } })
   })
 
   it("does not write defaults into the caller's body (schedule inputs are shared)", () => {

@@ -94,10 +94,14 @@ describe('GET /api/openapi/<projectId>', () => {
 })
 
 describe('GET /api/runs/<projectId>', () => {
-  it('follows the same sign-in rules', async () => {
-    expect((await server.request('/api/runs/shop')).status).toBe(401)
-    expect((await server.request('/api/runs/shop', asUser(outsider))).status).toBe(403)
-    expect((await server.request('/api/runs/nope', asUser(viewer))).status).toBe(404)
+  it('follows the same sign-in rules for a non-loopback caller; loopback needs no token (SPEC §14)', async () => {
+    expect((await remote.request('/api/runs/shop')).status).toBe(401)
+    expect((await remote.request('/api/runs/shop', asUser(outsider))).status).toBe(403)
+    expect((await remote.request('/api/runs/nope', asUser(viewer))).status).toBe(404)
+    expect((await remote.request('/api/runs/shop', asUser(viewer))).status).toBe(200)
+    expect((await server.request('/api/runs/shop')).status).toBe(200)
+    // A loopback socket with a foreign Host header (DNS rebinding) is not loopback (SPEC §17).
+    expect((await server.request('/api/runs/shop', { headers: { host: 'attacker.example' } })).status).toBe(401)
   })
 
   it('lists records newest first, filtered by flow and status, limited', async () => {
@@ -223,12 +227,13 @@ describe('/status and /api/status', () => {
 
 describe('/docs and /', () => {
   it('serves the reference page and its assets from swagger-ui-dist, offline', async () => {
-    const page = await server.request('/docs/shop')
+    const page = await remote.request('/docs/shop')
     expect(page.status).toBe(200)
     const text = await page.text()
     expect(text).toContain('/docs/assets/swagger-ui-bundle.js')
     expect(text).toContain('sessionStorage')
     expect(text).not.toMatch(/https?:\/\//)
+    expect(text).not.toContain('id="openapi-document"')
     const bundle = await server.request('/docs/assets/swagger-ui-bundle.js')
     expect(bundle.status).toBe(200)
     expect(bundle.headers.get('content-type')).toContain('javascript')

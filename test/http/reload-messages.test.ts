@@ -45,11 +45,11 @@ describe('reload messages', () => {
   it('says added, reloaded and removed, once per save', async () => {
     const file = join(dir, 'flows', 'greet.yaml')
     await writeFile(file, greet('one'))
-    expect(await settle()).toEqual(['shop: added flows/greet.yaml'])
+    expect(await settle()).toEqual(['reloaded shop (flows/greet.yaml): flow greet added'])
     await writeFile(file, greet('two'))
-    expect(await settle()).toEqual(['shop: reloaded flows/greet.yaml'])
+    expect(await settle()).toEqual(['reloaded shop (flows/greet.yaml): flow greet changed'])
     await rm(file)
-    expect(await settle()).toEqual(['shop: removed flows/greet.yaml'])
+    expect(await settle()).toEqual(['reloaded shop (flows/greet.yaml): flow greet removed'])
     expect(workspace.get('shop')!.project.flows.has('greet')).toBe(false)
   })
 

@@ -102,7 +102,7 @@ describe('serveCommand', () => {
     expect(stdout() + stderr()).toMatch(/flows\/greet\.yaml:\d+:\d+: /)
     // Deleting waits for chokidar's atomic-write window (100 ms) before the unlink is reported.
     times.push(await timed(() => rm(file), async () => (await fetch(url)).status === 404))
-    expect(stderr() + stdout()).toContain('shop: removed flows/greet.yaml')
+    expect(stderr() + stdout()).toContain('reloaded shop (flows/greet.yaml): flow greet removed')
     // Generous against CI noise; the aim (and the usual time) is well under 200 ms.
     for (const ms of times) expect(ms).toBeLessThan(1_000)
   })
@@ -191,7 +191,20 @@ describe('serveCommand', () => {
     hangUp.abort()
     expect(await abandoned).toBeInstanceOf(Error)
     await new Promise((r) => setTimeout(r, 50))
+    // An open dashboard's event stream is ended by the server at shutdown (a clean end, not a cut
+    // connection after the 10 s grace period).
+    const events = (await fetch(`${base}/api/events`)).body!.getReader()
+    await events.read()
     stop.abort()
+    let ended = false
+    for (;;) {
+      const chunk = await events.read()
+      if (chunk.done) {
+        ended = true
+        break
+      }
+    }
+    expect(ended).toBe(true)
     const response = await inFlight
     expect(response.status).toBe(200)
     expect(await response.json()).toEqual({ status: 200 })
@@ -209,6 +222,26 @@ describe('serveCommand', () => {
     } finally {
       await store.close()
     }
+  })
+})
+
+describe('serveCommand with an open /api/events stream', () => {
+  it('ends the stream itself at shutdown (a clean end, not a connection cut after the 10 s grace)', async () => {
+    const stop = new AbortController()
+    let listening!: (url: string) => void
+    const ready = new Promise<string>((resolve) => (listening = resolve))
+    const served = serveCommand([await copyFixture('example')], {
+      port: 0, host: '127.0.0.1', watch: false, quiet: true, env: {}, signal: stop.signal, onListening: listening,
+      users: join(await makeTempDir(), 'users.yaml'), stdout: new PassThrough(), stderr: new PassThrough(),
+    })
+    const base = await ready
+    const events = (await fetch(`${base}/api/events`)).body!.getReader()
+    expect(new TextDecoder().decode((await events.read()).value)).toContain(': connected')
+    stop.abort()
+    let chunk = await events.read()
+    while (!chunk.done) chunk = await events.read()
+    expect(chunk.done).toBe(true)
+    await served
   })
 })
 

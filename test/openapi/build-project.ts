@@ -76,6 +76,7 @@ export function project(flows: Flow[], settings: { projectId?: string; name?: st
       database: 'embedded',
       secrets: '.env',
       limits: { ...DEFAULT_LIMITS },
+      history: { keep: 'all' },
       notify: { channels: {}, alerts: [], digests: [] },
       indexes: {},
     },

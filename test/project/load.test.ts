@@ -76,7 +76,7 @@ describe('loadProject defaults', () => {
       'flows/ping.yml': flow('schedule: { cron: "@hourly" }\n').replace('    next: done\n', '    auth: { type: apiKey, key: k }\n    next: done\n'),
     })
     const project = await loadProject(dir, { env: {} })
-    expect(project.settings).toMatchObject({ flows: 'flows', database: 'embedded', secrets: '.env', limits: DEFAULT_LIMITS })
+    expect(project.settings).toMatchObject({ flows: 'flows', database: 'embedded', secrets: '.env', limits: DEFAULT_LIMITS, history: { keep: 'all' } })
     expect(project.settings.notify).toEqual({
       channels: { hook: { type: 'webhook', url: '${secrets.HOOK}', timeoutMs: 10_000 } },
       alerts: [],
@@ -85,6 +85,23 @@ describe('loadProject defaults', () => {
     const ping = project.flows.get('ping')
     expect(ping?.start).toMatchObject({ method: 'post', auth: { type: 'apiKey', key: 'k', header: 'X-API-Key' }, inputs: {}, pathParams: [] })
     expect(ping?.schedule).toEqual({ cron: '@hourly', enabled: true, timezone: 'Asia/Tokyo', input: {}, catchUp: 'none', catchUpMinutes: 60 })
+  })
+
+  it.each([
+    ['history: { keep: failed }\nlimits: { traceBytes: 4096 }\n', { keep: 'failed', traceBytes: 4096 }, []],
+    ['history: { keep: none }\n', { keep: 'none', traceBytes: 65_536 }, []],
+    ['history: { keep: sometimes }\n', { keep: 'all', traceBytes: 65_536 }, ['flowctl.yaml:3:18: history.keep must be one of: all, failed, none (not "sometimes")']],
+    ['limits: { traceBytes: 10 }\n', { keep: 'all', traceBytes: 10 }, ['flowctl.yaml:3:23: limits.traceBytes must be >= 1024']],
+  ])('reads history.keep and limits.traceBytes: %s', async (extra, expected, problems) => {
+    const dir = await tempProject({ 'flowctl.yaml': `projectId: p1\nname: P\n${extra}`, 'flows/ping.yml': flow('') })
+    const project = await loadProject(dir, { env: {} }).catch((error: { problems?: unknown[] }) => error)
+    if (problems.length) {
+      const found = ((project as { problems?: { file: string; line: number; column: number; message: string }[] }).problems ?? []).map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`)
+      expect(found).toEqual(problems)
+      return
+    }
+    const loaded = project as Awaited<ReturnType<typeof loadProject>>
+    expect({ keep: loaded.settings.history.keep, traceBytes: loaded.settings.limits.traceBytes }).toEqual(expected)
   })
 
   it('takes the slug from the file name when the flow has no name, and reads the flows folder setting', async () => {

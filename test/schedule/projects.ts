@@ -38,6 +38,7 @@ export function makeProject(projectId: string, flows: FlowSpec[], options: { dir
       database: 'embedded',
       secrets: '.env',
       limits: { ...DEFAULT_LIMITS },
+      history: { keep: 'all' },
       notify: { channels: {}, alerts: [], digests: [], ...options.notify },
       indexes: {},
     },

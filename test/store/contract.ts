@@ -24,6 +24,7 @@ export function makeRun(projectId: string, overrides: Partial<RunRecord> = {}): 
     failedNodeId: null,
     error: null,
     scheduledFor: null,
+    replayOf: null,
     ...overrides,
   }
 }
@@ -68,9 +69,24 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         })
         await store.recordRun(ok, 100)
         await store.recordRun(failed, 100)
-        expect(await store.getRun(projectId, ok.id)).toStrictEqual(ok)
-        expect(await store.getRun(projectId, failed.id)).toStrictEqual(failed)
+        expect(await store.getRun(projectId, ok.id)).toStrictEqual({ ...ok, input: null, trace: null })
+        expect(await store.getRun(projectId, failed.id)).toStrictEqual({ ...failed, input: null, trace: null })
         expect(await store.listRuns({ projectId })).toStrictEqual([failed, ok])
+      })
+
+      it('keeps input, trace and replayOf; lists leave input and trace out', async () => {
+        const projectId = freshProject()
+        const first = makeRun(projectId)
+        const replay = makeRun(projectId, { replayOf: first.id })
+        const input = { body: { sku: 'A-1', qty: 2 }, path: {}, query: { dryRun: true }, headers: { 'x-tenant': 't1' } }
+        const trace = { runId: replay.id, durationMs: 1.5, steps: [{ nodeId: 'start', type: 'start', name: 'Start', port: 'out', durationMs: 0.1, output: { sku: 'A-1' } }], cut: false }
+        await store.recordRun(first, 100)
+        await store.recordRun(replay, 100, { input: JSON.stringify(input), trace: JSON.stringify(trace) })
+        expect(await store.getRun(projectId, replay.id)).toStrictEqual({ ...replay, input, trace })
+        const listed = await store.listRuns({ projectId })
+        expect(listed[0]).toStrictEqual(replay)
+        expect(Object.keys(listed[0]!)).not.toContain('trace')
+        expect((await store.getRun(projectId, first.id))?.replayOf).toBeNull()
       })
 
       it('finds no run under another project or an unknown id', async () => {
@@ -205,7 +221,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         const projectId = freshProject()
         const runs = Array.from({ length: 100 }, (_, i) => makeRun(projectId, { startedAt: at(i), ports: [{ nodeId: 'n', port: String(i) }] }))
         const seen = await Promise.all(runs.map((run) => store.recordRun(run, 1000).then(() => other.getRun(projectId, run.id))))
-        expect(seen).toStrictEqual(runs)
+        expect(seen).toStrictEqual(runs.map((run) => ({ ...run, input: null, trace: null })))
         const docs = await Promise.all(
           Array.from({ length: 20 }, (_, i) => store.insertDocument(projectId, 'c', { i }).then(async (id) => [id, await other.getDocument(projectId, 'c', id)] as const)),
         )
@@ -242,7 +258,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         const projectId = freshProject()
         const run = makeRun(projectId, { ports: [{ nodeId: 'x', port: 'false' }] })
         await store.recordRun(run, 100)
-        expect(await other.getRun(projectId, run.id)).toStrictEqual(run)
+        expect(await other.getRun(projectId, run.id)).toStrictEqual({ ...run, input: null, trace: null })
         expect(await other.listRuns({ projectId })).toStrictEqual([run])
       })
     })

@@ -39,7 +39,7 @@ describe.skipIf(!url)('postgres store', () => {
       const stores: Store[] = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore(url!, { schema: fresh })))
       const run = makeRun('p')
       await stores[0]!.recordRun(run, 10)
-      expect(await stores[3]!.getRun('p', run.id)).toStrictEqual(run)
+      expect(await stores[3]!.getRun('p', run.id)).toStrictEqual({ ...run, input: null, trace: null })
       await Promise.all(stores.map((s) => s.close()))
       const client = new pg.Client({ connectionString: url })
       await client.connect()

@@ -1,6 +1,7 @@
 // `/docs/<projectId>`: Swagger UI served offline from swagger-ui-dist (`/docs/assets/<file>`, a fixed
-// list of files, so no path from the request ever reaches the file system). The page asks for a
-// user token, keeps it in sessionStorage and loads `/api/openapi/<projectId>` with it.
+// list of files, so no path from the request ever reaches the file system). On loopback the page
+// carries the document; anyone else is asked for a user token, kept in sessionStorage, and the
+// page loads `/api/openapi/<projectId>` with it.
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -8,7 +9,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { getRouterParam, type H3Event } from 'h3'
 import type { AppContext } from '../context.js'
-import { html, SafeHtml } from '../html.js'
+import { generateOpenApi } from '../../openapi/generate.js'
+import { isLoopbackRequest } from '../access.js'
+import { requestOrigin } from '../client.js'
+import { html, inlineJson, SafeHtml } from '../html.js'
 import { errorResponse, htmlResponse } from '../respond.js'
 
 const ASSETS: Record<string, string> = {
@@ -64,6 +68,18 @@ const PAGE_SCRIPT = `
   var projectId = document.body.getAttribute('data-project');
   var key = 'flowctl-token';
   var status = document.getElementById('token-status');
+  var embedded = document.getElementById('openapi-document');
+  function start(spec) {
+    window.SwaggerUIBundle({ spec: spec, dom_id: '#swagger-ui', deepLinking: true,
+      presets: [window.SwaggerUIBundle.presets.apis, window.SwaggerUIStandalonePreset], layout: 'BaseLayout' });
+  }
+  if (embedded) {
+    // A loopback request: the server put the document in the page, no token needed.
+    status.textContent = 'Local request: no token needed. ';
+    document.getElementById('sign-out').hidden = true;
+    start(JSON.parse(embedded.textContent));
+    return;
+  }
   function load() {
     var token = sessionStorage.getItem(key);
     if (!token) {
@@ -82,8 +98,7 @@ const PAGE_SCRIPT = `
       })
       .then(function (spec) {
         if (!spec) return;
-        window.SwaggerUIBundle({ spec: spec, dom_id: '#swagger-ui', deepLinking: true,
-          presets: [window.SwaggerUIBundle.presets.apis, window.SwaggerUIStandalonePreset], layout: 'BaseLayout' });
+        start(spec);
       })
       .catch(function () { status.textContent = 'Could not load the API document. '; });
   }
@@ -98,21 +113,33 @@ const PAGE_SCRIPTS_HTML = new SafeHtml(`<script src="/docs/assets/swagger-ui-bun
 <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
 <script>${PAGE_SCRIPT}</script>`)
 
+/**
+ * On loopback (SPEC §14) the page carries the document itself, so no token is asked for;
+ * `/api/openapi` keeps §5.2's sign-in rules for every caller.
+ */
+function embeddedDocument(document: unknown): SafeHtml {
+  return new SafeHtml(`<script type="application/json" id="openapi-document">${inlineJson(document).value}</script>`)
+}
+
 export function docsPageHandler(context: AppContext) {
   return (event: H3Event): Response => {
     const projectId = getRouterParam(event, 'projectId') ?? ''
     const entry = context.workspace.get(projectId)
     if (!entry) return errorResponse(404, ['project not found'])
+    const embedded = isLoopbackRequest(context, event)
+      ? embeddedDocument(generateOpenApi(entry.project, { serverUrl: requestOrigin(event, context.options) }))
+      : new SafeHtml('')
     const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${entry.project.settings.name} — API reference</title>
 <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 <style>body{margin:0;font-family:system-ui,sans-serif}#bar{padding:8px 16px;background:#1d232a;color:#fff;font-size:14px}
-#bar button{margin-left:8px}</style></head>
+#bar button{margin-left:8px}#bar a{color:#fff}</style></head>
 <body data-project="${projectId}">
-<div id="bar"><span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
+<div id="bar"><a href="/">← Dashboard</a> · <span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
 <div id="swagger-ui"></div>
+${embedded}
 ${PAGE_SCRIPTS_HTML}
 </body></html>`
     return htmlResponse(200, page.value, { 'cache-control': 'no-store' })

@@ -16,6 +16,7 @@ import type { AppContext } from '../context.js'
 import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE, type HeaderPairs } from '../respond.js'
 import { isDangerousKey, parseRunPath, queryRecord } from '../run-path.js'
 import { guardStore, isStoreWriteError } from '../store-guard.js'
+import { logRejected } from './pages.js'
 
 /** Headers an End node may not set: they describe the transport, not the response. */
 const TRANSPORT_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade'])
@@ -86,7 +87,10 @@ export function runHandler(context: AppContext) {
     let bodyType: BodyType | undefined
     if (readsBody) {
       const read = bytes ? parseBody(bytes, headers.get('content-type'), start.accept) : await readRequestBody(event.req, limit, start.accept, nodeRequest)
-      if (!read.ok) return reject(projectId, read.status, [read.error])
+      if (!read.ok) {
+        if (read.status === 400) logRejected(context, projectId, flow.slug, [read.error])
+        return reject(projectId, read.status, [read.error])
+      }
       body = read.body
       if (read.type) bodyType = read.type
     }
@@ -121,7 +125,10 @@ export function runHandler(context: AppContext) {
       if (isStoreWriteError(error)) return reject(projectId, 503, [STORE_UNAVAILABLE])
       throw error
     }
-    if (outcome.kind === 'invalid') return reject(projectId, 400, outcome.errors)
+    if (outcome.kind === 'invalid') {
+      logRejected(context, projectId, flow.slug, outcome.errors)
+      return reject(projectId, 400, outcome.errors)
+    }
     return outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors)
   }
 }

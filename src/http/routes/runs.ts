@@ -1,10 +1,12 @@
 // `GET /api/runs/<projectId>[?flow=&status=&limit=]`: run history records, newest first, for a
-// signed-in viewer. The answer is the array of records, as `flowctl history --json` prints it.
+// loopback caller or a signed-in viewer (SPEC §14). The answer is the array of records, as
+// `flowctl history --json` prints it. `GET /api/runs/<projectId>/<runId>`: one record with its input
+// and trace, as `flowctl history show --json` prints it.
 import { getRouterParam, type H3Event } from 'h3'
 import type { RunStatus } from '../../store/types.js'
 import type { AppContext } from '../context.js'
 import { errorResponse, jsonResponse, STORE_UNAVAILABLE } from '../respond.js'
-import { checkReadAccess } from './read-access.js'
+import { accessResponse, projectAccess } from '../access.js'
 
 export const DEFAULT_RUNS_LIMIT = 50
 export const MAX_RUNS_LIMIT = 1000
@@ -12,8 +14,8 @@ export const MAX_RUNS_LIMIT = 1000
 export function runsHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
     const projectId = getRouterParam(event, 'projectId') ?? ''
-    const access = await checkReadAccess(context, event, projectId)
-    if (!access.ok) return access.response
+    const access = await projectAccess(context, event, projectId, 'read')
+    if (!access.ok) return accessResponse(access)
     const params = event.url.searchParams
     const status = params.get('status') ?? undefined
     if (status !== undefined && status !== 'success' && status !== 'error') {
@@ -37,6 +39,22 @@ export function runsHandler(context: AppContext) {
       return jsonResponse(200, runs, { 'cache-control': 'no-store' })
     } catch {
       context.rejections.count(projectId, 503)
+      return errorResponse(503, [STORE_UNAVAILABLE])
+    }
+  }
+}
+
+export function runHandlerById(context: AppContext) {
+  return async (event: H3Event): Promise<Response> => {
+    const projectId = getRouterParam(event, 'projectId') ?? ''
+    const access = await projectAccess(context, event, projectId, 'read')
+    if (!access.ok) return accessResponse(access)
+    const store = await context.workspace.storeFor(projectId)
+    if (!store) return errorResponse(503, [STORE_UNAVAILABLE])
+    try {
+      const run = await store.getRun(projectId, getRouterParam(event, 'runId') ?? '')
+      return run ? jsonResponse(200, run, { 'cache-control': 'no-store' }) : errorResponse(404, ['run not found'])
+    } catch {
       return errorResponse(503, [STORE_UNAVAILABLE])
     }
   }

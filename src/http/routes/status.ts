@@ -1,7 +1,7 @@
 // `/status` (HTML) and `/api/status` (JSON). Loopback clients see every project; a signed-in user
 // sees the projects they have a role in; anyone else sees overall health and the heartbeat.
 import type { H3Event } from 'h3'
-import { clientIp, isLoopback } from '../client.js'
+import { isLoopbackRequest } from '../access.js'
 import type { AppContext } from '../context.js'
 import { htmlResponse, jsonResponse } from '../respond.js'
 import { projectRole } from '../sign-in.js'
@@ -9,7 +9,8 @@ import { buildStatus, type Viewer } from '../status-data.js'
 import { renderStatusPage } from '../status-page.js'
 
 async function viewerOf(context: AppContext, event: H3Event): Promise<Viewer> {
-  if (isLoopback(clientIp(event, context.options))) return { kind: 'all' }
+  // Loopback privileges need a loopback socket address and a loopback Host header (SPEC §17).
+  if (isLoopbackRequest(context, event)) return { kind: 'all' }
   const user = await context.users.signIn(event.req.headers)
   if (!user) return { kind: 'public' }
   const projectIds = new Set(

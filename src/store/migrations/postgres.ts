@@ -75,6 +75,16 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   },
   // Version 3: the minute a scheduled run is for (SPEC §16).
   { version: 3, sql: 'ALTER TABLE runs ADD COLUMN scheduled_for TIMESTAMPTZ' },
+  // Versions 2 and 3 belong to other changes (documents, schedules); 4 is this one.
+  {
+    version: 4,
+    sql: `
+      ALTER TABLE runs ADD COLUMN replay_of TEXT;
+      -- JSON as text: written once by the engine and read back whole, never queried inside.
+      ALTER TABLE runs ADD COLUMN input TEXT;
+      ALTER TABLE runs ADD COLUMN trace TEXT;
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
@@ -96,10 +106,12 @@ export async function migratePostgres(client: PoolClient, schema: string | undef
     if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)
     if (schema && schema !== 'public' && options.adoptPublicTables) await adoptPublicTables(client, schema)
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
-    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
-    const current = rows[0]?.version ?? 0
+    // Every version not applied yet, not only those above the newest: migrations written on
+    // parallel branches (2, 3 and 4) may reach a database in any order.
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
+    const applied = new Set(rows.map((row) => row.version))
     for (const migration of POSTGRES_MIGRATIONS) {
-      if (migration.version <= current) continue
+      if (applied.has(migration.version)) continue
       await client.query('BEGIN')
       try {
         await client.query(migration.sql)

@@ -79,4 +79,14 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   },
   // Version 3: the minute a scheduled run is for (SPEC §16).
   { version: 3, sql: 'ALTER TABLE runs ADD COLUMN scheduled_for TEXT' },
+  // Every version a database has not recorded is applied (not only those above its newest).
+  {
+    version: 4,
+    sql: `
+      ALTER TABLE runs ADD COLUMN replay_of TEXT;
+      -- JSON text, written once by the engine; listRuns never reads them.
+      ALTER TABLE runs ADD COLUMN input TEXT;
+      ALTER TABLE runs ADD COLUMN trace TEXT;
+    `,
+  },
 ]

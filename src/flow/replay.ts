@@ -1,0 +1,64 @@
+// Replay (SPEC §14): the recorded input of a run, through the flow's current version, as a new run
+// whose record says `replayOf`. Shared by `flowctl run --replay` and `POST /api/replay`.
+import { FlowctlError } from '../errors.js'
+import type { Flow, Project } from '../project/model.js'
+import type { RunTrigger, Store, StoredInput } from '../store/types.js'
+import { runFlow } from './engine.js'
+import type { RunInput, RunOutcome } from './types.js'
+
+export interface ReplayOptions {
+  project: Project
+  store: Store
+  runId: string
+  trigger: RunTrigger
+  /** `CLI` for the command line; the Start's method in capitals over HTTP when not given. */
+  method?: string
+  trace?: boolean
+  signal?: AbortSignal
+}
+
+export interface Replay {
+  flow: Flow
+  outcome: RunOutcome
+}
+
+/** Throws RUN_NOT_FOUND, FLOW_NOT_FOUND or REPLAY_UNAVAILABLE with a message for the user. */
+export async function replayRun(options: ReplayOptions): Promise<Replay> {
+  const { project, store, runId } = options
+  const projectId = project.settings.projectId
+  const original = await store.getRun(projectId, runId)
+  if (!original) throw new FlowctlError('RUN_NOT_FOUND', `no run with id "${runId}" in project ${projectId}`)
+  const flow = project.flows.get(original.flow)
+  if (!flow?.start) throw new FlowctlError('FLOW_NOT_FOUND', `run ${runId} was a run of flow "${original.flow}", which the project no longer has`)
+  if (!original.input) {
+    throw new FlowctlError(
+      'REPLAY_UNAVAILABLE',
+      `run ${runId} kept no input (history.keep is "${project.settings.history.keep}", or the run is older than stored inputs), so it cannot be replayed`,
+    )
+  }
+  const outcome = await runFlow({
+    project,
+    flow,
+    store,
+    trigger: options.trigger,
+    method: options.method ?? flow.start.method.toUpperCase(),
+    input: replayInput(original.input),
+    trace: options.trace,
+    signal: options.signal,
+    replayOf: runId,
+  })
+  return { flow, outcome }
+}
+
+/** Stored values go back in as they were validated; path, query and header values as text again. */
+function replayInput(input: StoredInput): RunInput {
+  const text = (values: Record<string, unknown>) => {
+    const out: Record<string, string | string[]> = {}
+    for (const [name, value] of Object.entries(values ?? {})) {
+      out[name] = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value : JSON.stringify(value)
+    }
+    return out
+  }
+  const headers = Object.fromEntries(Object.entries(text(input.headers)).map(([name, value]) => [name.toLowerCase(), String(value)]))
+  return { body: input.body, path: text(input.path) as Record<string, string>, query: text(input.query), headers }
+}

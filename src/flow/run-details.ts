@@ -1,0 +1,79 @@
+// What history keeps of a run beside its record (SPEC §14): the validated input and the trace, as
+// JSON text made once here, with secrets shown as `***` and step outputs capped at
+// `limits.traceBytes` per run. The stores write the text as it is.
+import type { HistoryKeep, Secrets } from '../project/model.js'
+import type { RunDetailsText } from '../store/types.js'
+import type { ValidatedInput } from './inputs.js'
+import { maskValue } from './mask.js'
+import type { TraceStep } from './types.js'
+
+/** Whether a run with this outcome keeps its input and trace. */
+export function keepsDetails(keep: HistoryKeep, failed: boolean): boolean {
+  return keep === 'all' || (keep === 'failed' && failed)
+}
+
+/** The marker that replaces outputs past the cap (the step that crosses it keeps a prefix before it). */
+export function cutMarker(traceBytes: number): string {
+  return `[cut: this run's trace passed limits.traceBytes (${traceBytes} bytes)]`
+}
+
+export interface DetailsSource {
+  input: ValidatedInput | null
+  runId: string
+  durationMs: number
+  /** Steps with their raw outputs (not masked yet). */
+  steps: TraceStep[]
+  secrets: Secrets
+  traceBytes: number
+}
+
+export function runDetailsText(source: DetailsSource): RunDetailsText {
+  const { secrets } = source
+  const input = source.input === null ? null : maskedJson(source.input, secrets)
+  let budget = source.traceBytes
+  let cut = false
+  const steps: string[] = []
+  for (const step of source.steps) {
+    let output: string
+    if (cut) output = JSON.stringify(cutMarker(source.traceBytes))
+    else {
+      output = maskedJson(step.output, secrets)
+      const bytes = Buffer.byteLength(output)
+      if (bytes > budget) {
+        cut = true
+        // A prefix of the output's JSON, cut at a character boundary within the bytes left, then the marker.
+        output = JSON.stringify(`${Buffer.from(output).subarray(0, Math.max(0, budget)).toString('utf8').replace(/\uFFFD+$/, '')}… ${cutMarker(source.traceBytes)}`)
+      } else budget -= bytes
+    }
+    steps.push(
+      `{"nodeId":${JSON.stringify(step.nodeId)},"type":${JSON.stringify(step.type)},"name":${JSON.stringify(step.name)},` +
+        `"port":${JSON.stringify(step.port)},"durationMs":${step.durationMs},"output":${output}}`,
+    )
+  }
+  const trace = `{"runId":${JSON.stringify(source.runId)},"durationMs":${source.durationMs},"steps":[${steps.join(',')}],"cut":${cut}}`
+  return { input, trace }
+}
+
+/**
+ * JSON of `value` with secrets shown as `***`. Most values hold no secret: their JSON is searched
+ * for each secret's JSON form first, and only a value that holds one is walked and copied.
+ */
+function maskedJson(value: unknown, secrets: Secrets): string {
+  const json = JSON.stringify(value) ?? 'null'
+  for (const form of jsonSecretForms(secrets)) {
+    if (json.includes(form)) return JSON.stringify(maskValue(value, secrets)) ?? 'null'
+  }
+  return json
+}
+
+const formsBySecrets = new WeakMap<Secrets, string[]>()
+
+/** Each maskable secret (4+ characters, as maskSecrets) as it appears inside a JSON string. */
+function jsonSecretForms(secrets: Secrets): string[] {
+  let forms = formsBySecrets.get(secrets)
+  if (!forms) {
+    forms = [...secrets.values()].filter((value) => value.length >= 4).map((value) => JSON.stringify(value).slice(1, -1))
+    formsBySecrets.set(secrets, forms)
+  }
+  return forms
+}

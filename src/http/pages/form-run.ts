@@ -1,0 +1,56 @@
+// The run form of the flow page (`POST /flows/<projectId>/<slug>`): form fields named
+// `path.<name>`, `query.<name>`, `headers.<name>` and `body` (JSON text) become a run through the
+// one engine, with a trace. Empty fields are left out, as an HTTP caller would leave them out.
+import { runFlow } from '../../flow/engine.js'
+import type { Trace } from '../../flow/types.js'
+import type { Flow, Project } from '../../project/model.js'
+import type { Store } from '../../store/types.js'
+
+export interface FormRunAnswer {
+  projectId: string
+  status: number
+  runId: string | null
+  body?: unknown
+  errors?: string[]
+  failedNodeId?: string | null
+  trace?: Trace
+}
+
+/** The form's fields; `body` keeps its text so the form can be shown again as it was. */
+export function readFormFields(text: string): Record<string, string> {
+  const fields: Record<string, string> = {}
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (name === 'body' || /^(path|query|headers)\.[^.]/.test(name)) Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true })
+  }
+  return fields
+}
+
+export async function runFromForm(options: { project: Project; flow: Flow; store: Store; fields: Record<string, string>; signal?: AbortSignal }): Promise<FormRunAnswer> {
+  const { project, flow, fields } = options
+  const projectId = project.settings.projectId
+  const input = { path: {} as Record<string, string>, query: {} as Record<string, string>, headers: {} as Record<string, string> }
+  let body: unknown
+  for (const [name, value] of Object.entries(fields)) {
+    if (name === 'body') {
+      if (value.trim() === '') continue
+      try {
+        body = JSON.parse(value)
+      } catch (error) {
+        return { projectId, status: 400, runId: null, errors: [`body: not valid JSON (${(error as Error).message})`] }
+      }
+      continue
+    }
+    if (value === '') continue
+    const dot = name.indexOf('.')
+    const location = name.slice(0, dot) as 'path' | 'query' | 'headers'
+    const key = location === 'headers' ? name.slice(dot + 1).toLowerCase() : name.slice(dot + 1)
+    Object.defineProperty(input[location], key, { value, enumerable: true, writable: true, configurable: true })
+  }
+  const method = flow.start ? flow.start.method.toUpperCase() : 'POST'
+  const outcome = await runFlow({ project, flow, store: options.store, trigger: 'http', method, input: { ...input, body }, trace: true, signal: options.signal })
+  if (outcome.kind === 'invalid') return { projectId, status: 400, runId: null, errors: outcome.errors }
+  if (outcome.kind === 'failed') {
+    return { projectId, status: 500, runId: outcome.runId, errors: [`node ${outcome.nodeId} failed: ${outcome.error}`], failedNodeId: outcome.nodeId, trace: outcome.trace }
+  }
+  return { projectId, status: outcome.status, runId: outcome.runId, body: outcome.body ?? null, failedNodeId: null, trace: outcome.trace }
+}

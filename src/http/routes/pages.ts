@@ -1,0 +1,127 @@
+// The pages of SPEC §14: `/` (dashboard), `/flows/<projectId>/<slug>` (GET: graph, route, runs and
+// the run form; POST: the form's run), `/runs/<projectId>/<runId>` (the run inspector) and
+// `POST /runs/<projectId>/<runId>/replay` (its Replay button). Reading needs a loopback request or
+// the viewer role; running and replaying need a loopback request or the editor or owner role.
+import { getRouterParam, type H3Event } from 'h3'
+import { isFlowctlError } from '../../errors.js'
+import { replayRun } from '../../flow/replay.js'
+import { readRequestText } from '../body.js'
+import { accessResponse, callerOf, isCrossSite, projectAccess, readableEntries, type Need, type ProjectAccess } from '../access.js'
+import type { AppContext } from '../context.js'
+import { html } from '../html.js'
+import { errorResponse, jsonResponse, STORE_UNAVAILABLE } from '../respond.js'
+import { buildStatus } from '../status-data.js'
+import { renderDashboard } from '../pages/dashboard.js'
+import { renderFlowPage } from '../pages/flow-page.js'
+import { readFormFields, runFromForm } from '../pages/form-run.js'
+import { messagePage } from '../pages/layout.js'
+import { renderRunPage } from '../pages/run-page.js'
+
+const FLOW_RUNS = 20
+
+export function dashboardHandler(context: AppContext) {
+  return async (event: H3Event): Promise<Response> => {
+    const caller = await callerOf(context, event)
+    const readable = new Set(readableEntries(context, caller).map((entry) => entry.project.settings.projectId))
+    const view = await buildStatus(context, caller.kind === 'anonymous' ? { kind: 'public' } : { kind: 'projects', projectIds: readable })
+    const projects = new Map(context.workspace.list().map((entry) => [entry.project.settings.projectId, entry.project]))
+    return renderDashboard(view, projects, caller.kind !== 'anonymous')
+  }
+}
+
+/** The access check of a page: a refusal is a page saying why (sign in, role, unknown project). */
+async function pageAccess(context: AppContext, event: H3Event, need: Need): Promise<ProjectAccess> {
+  return projectAccess(context, event, getRouterParam(event, 'projectId') ?? '', need)
+}
+
+function refusalPage(access: Extract<ProjectAccess, { ok: false }>): Response {
+  const reasons: Record<number, string> = {
+    401: 'Sign in at /sign-in with a user token (from "flowctl users add"), or open this page on the server\'s own machine.',
+    403: 'Your user has no role on this project that allows this.',
+    404: 'This server has no such project.',
+  }
+  const response = messagePage(access.status, access.status === 401 ? 'Sign-in needed' : access.status === 403 ? 'Not allowed' : 'Not found', reasons[access.status] ?? access.errors.join(', '))
+  for (const [name, value] of Object.entries(access.headers)) response.headers.set(name, value)
+  return response
+}
+
+export function flowPageHandler(context: AppContext) {
+  return async (event: H3Event): Promise<Response> => {
+    const access = await pageAccess(context, event, 'read')
+    if (!access.ok) return refusalPage(access)
+    const { project } = access.entry
+    const flow = project.flows.get(getRouterParam(event, 'slug') ?? '')
+    if (!flow) return messagePage(404, 'Not found', html`Project ${project.settings.projectId} has no flow with this name.`)
+    const store = await context.workspace.storeFor(project.settings.projectId)
+    const runs = store ? await store.listRuns({ projectId: project.settings.projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => []) : []
+    const canRun = (await projectAccess(context, event, project.settings.projectId, 'run')).ok
+    return renderFlowPage({ project, flow, runs, canRun })
+  }
+}
+
+/** POST from the run form: JSON for the page's script (`Accept: application/json`), else the page again. */
+export function flowFormHandler(context: AppContext) {
+  return async (event: H3Event): Promise<Response> => {
+    const wantsJson = (event.req.headers.get('accept') ?? '').includes('application/json')
+    const access = await pageAccess(context, event, 'run')
+    if (!access.ok) return wantsJson ? accessResponse(access) : refusalPage(access)
+    if (isCrossSite(event)) return errorResponse(403, ['cross-site request refused'])
+    const { project } = access.entry
+    const projectId = project.settings.projectId
+    const flow = project.flows.get(getRouterParam(event, 'slug') ?? '')
+    if (!flow?.start) return wantsJson ? errorResponse(404, ['flow not found']) : messagePage(404, 'Not found', 'This flow cannot be run from here.')
+    const text = await readRequestText(event, project.settings.limits.bodyLimitBytes)
+    if (text === null) return errorResponse(413, ['request body too large'])
+    const store = await context.workspace.storeFor(projectId)
+    if (!store) return errorResponse(503, [STORE_UNAVAILABLE])
+    const fields = readFormFields(text)
+    const answer = await runFromForm({ project, flow, store, fields, signal: context.options.signal })
+    if (answer.status === 400) logRejected(context, projectId, flow.slug, answer.errors ?? [])
+    if (wantsJson) return jsonResponse(200, answer, { 'cache-control': 'no-store' })
+    const runs = await store.listRuns({ projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => [])
+    return renderFlowPage({ project, flow, runs, canRun: true, sent: fields, answer })
+  }
+}
+
+export function runPageHandler(context: AppContext) {
+  return async (event: H3Event): Promise<Response> => {
+    const access = await pageAccess(context, event, 'read')
+    if (!access.ok) return refusalPage(access)
+    const { project } = access.entry
+    const projectId = project.settings.projectId
+    const store = await context.workspace.storeFor(projectId)
+    if (!store) return messagePage(503, 'Store unavailable', 'The run history of this project cannot be read right now.')
+    const run = await store.getRun(projectId, getRouterParam(event, 'runId') ?? '')
+    if (!run) return messagePage(404, 'Not found', html`Project ${projectId} has no run with this id (history keeps the newest ${project.settings.limits.historyRuns}).`)
+    const canRun = (await projectAccess(context, event, projectId, 'run')).ok
+    return renderRunPage({ project, run, flow: project.flows.get(run.flow), canRun })
+  }
+}
+
+/** The Replay button (a plain form): replays, then shows the new run (303 See Other). */
+export function replayFormHandler(context: AppContext) {
+  return async (event: H3Event): Promise<Response> => {
+    const access = await pageAccess(context, event, 'run')
+    if (!access.ok) return refusalPage(access)
+    if (isCrossSite(event)) return messagePage(403, 'Not allowed', 'A replay must be started from this server\'s own pages.')
+    const { project } = access.entry
+    const projectId = project.settings.projectId
+    const store = await context.workspace.storeFor(projectId)
+    if (!store) return messagePage(503, 'Store unavailable', 'The run history of this project cannot be read right now.')
+    try {
+      const { outcome } = await replayRun({ project, store, runId: getRouterParam(event, 'runId') ?? '', trigger: 'http', signal: context.options.signal })
+      if (outcome.kind === 'invalid') {
+        return messagePage(400, 'Replay refused', `The recorded input does not pass the flow's current input schemas: ${outcome.errors.join('; ')}`)
+      }
+      return new Response(null, { status: 303, headers: { location: `/runs/${encodeURIComponent(projectId)}/${encodeURIComponent(outcome.runId)}` } })
+    } catch (error) {
+      if (isFlowctlError(error)) return messagePage(error.httpStatus, 'Replay not possible', error.message)
+      throw error
+    }
+  }
+}
+
+/** SPEC §14's terminal line for a 400: the error strings, never the values sent. */
+export function logRejected(context: AppContext, projectId: string, slug: string, errors: string[]): void {
+  context.log(`400 ${projectId}/${slug}: ${errors.join('; ')}`)
+}
