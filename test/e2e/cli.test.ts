@@ -316,7 +316,7 @@ describe('flowctl init', () => {
     expect(again.stderr).toContain('already has a flowctl.yaml; nothing was written')
     await rm(join(dir, 'flowctl.yaml'))
     const third = await flowctl(['init', '--project', dir, '--id', 'app', '--json'])
-    expect(JSON.parse(third.stdout)).toMatchObject({ files: ['flowctl.yaml'], merged: [], kept: ['.env.example', 'flows/hello.yaml', '.gitignore'] })
+    expect(JSON.parse(third.stdout)).toMatchObject({ files: ['flowctl.yaml'], merged: [], kept: ['.env.example', 'flows/hello.yaml', '.gitignore', 'tests/hello.test.yaml'] })
     expect(await readFile(join(dir, '.gitignore'), 'utf8')).toBe('node_modules/\n.env\n# flowctl\n.flowctl/\n')
   })
 

@@ -17,7 +17,7 @@ if (!CHROMIUM) {
   console.warn('[flowctl] dashboard browser e2e: skipped — no Chromium (apt-get install chromium, or set FLOWCTL_TEST_CHROMIUM=/path/to/chrome)')
 }
 const SHOTS = resolve(process.env.FLOWCTL_TEST_OUTPUT ?? join(ROOT, 'test-output'), 'screenshots')
-const FLOWS = ['create-order', 'fetch-status', 'nightly-cleanup', 'order-status', 'quote']
+const FLOWS = ['bulk-quote', 'create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'quote', 'stock-check', 'update-ticket']
 
 describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a real browser', () => {
   let server: ResultPromise

@@ -82,10 +82,10 @@ describe('sqlite store', () => {
     raw.prepare('INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...runValues(kept).slice(0, 12))
     raw.close()
     const store = await openSqliteStore(old)
-    expect(await store.getRun('p', kept.id)).toStrictEqual({ ...kept, scheduledFor: null })
+    expect(await store.getRun('p', kept.id)).toStrictEqual({ ...kept, scheduledFor: null, replayOf: null, input: null, trace: null })
     const scheduled = makeRun('p', { trigger: 'cron', method: 'CRON', scheduledFor: '2026-11-23T10:00:00.000Z' })
     await store.recordRun(scheduled, 10)
-    expect(await store.getRun('p', scheduled.id)).toStrictEqual(scheduled)
+    expect(await store.getRun('p', scheduled.id)).toStrictEqual({ ...scheduled, input: null, trace: null })
     await store.close()
   })
 

@@ -16,9 +16,9 @@ const problemsOf = (text: string) => checkTestFile('tests/x.test.yaml', text, pr
 
 describe('checkTestFile', () => {
   it.each([
-    ['YAML syntax', 'flow: [oops\n', ['2:1: YAML syntax error: Flow sequence in block collection must be sufficiently indented and end with a ]']],
+    ['YAML syntax', 'flow: [oops\n', ['1:7: YAML syntax error: this "[" is never closed; add "]" where it should end']],
     ['no cases', 'flow: checkout\n', ['1:1: a test file needs "cases"']],
-    ['an unknown key in a case', 'flow: checkout\ncases:\n  - name: a\n    expect: {}\n    mock: {}\n', ['5:5: "mock" is not allowed in cases[0] (allowed: name, input, secrets, mocks, now, expect)']],
+    ['an unknown key in a case', 'flow: checkout\ncases:\n  - name: a\n    expect: {}\n    mock: {}\n', ['5:5: "mock" is not allowed in cases[0] (did you mean "mocks"?) (allowed: name, input, secrets, mocks, now, expect)']],
     ['an unknown flow', 'flow: nope\ncases:\n  - { name: a, expect: {} }\n', ['1:7: there is no flow with the slug "nope" to test (flows: checkout, line-total, order-total)']],
     [
       'a mock for a node that is not an http node of the flow or its sub-flows',
