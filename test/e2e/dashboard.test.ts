@@ -83,6 +83,9 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
       expect(await card.locator('svg.flow-graph g.node').count()).toBeGreaterThanOrEqual(2)
       expect(await card.locator('svg.flow-graph g.edge').count()).toBeGreaterThanOrEqual(1)
     }
+    // A schedule-only flow shows no route, an HTTP flow its method and path.
+    expect(await dashboard.locator('[data-flow-card="nightly-cleanup"]').innerText()).toContain('no HTTP route (http: false)')
+    expect(await dashboard.locator('[data-flow-card="create-order"]').innerText()).toContain('POST /api/run/shop/create-order')
     // Kind and name on the picture: create-order has two insert nodes named Result and Big Result.
     const names = await dashboard.locator('[data-flow-card="create-order"] svg text.name').allTextContents()
     expect(names).toEqual(expect.arrayContaining(['Start', 'Big Order', 'Result', 'Big Result']))

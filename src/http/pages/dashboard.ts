@@ -38,7 +38,7 @@ ${status.flows.map((flow) => {
   return html`<div class="card" data-flow-card="${flow.slug}">
 <h3><a href="/flows/${projectId}/${encodeURIComponent(flow.slug)}">${flow.name}</a></h3>
 <div class="pic">${model ? renderFlowGraph(model, { thumbnail: true, title: `Graph of flow ${flow.name}` }) : ''}</div>
-<div class="meta">${flow.method ? html`<code>${flow.method} ${flow.path}</code>` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</div>
+<div class="meta">${model?.start && !model.start.http ? html`<span class="muted">no HTTP route (<code>http: false</code>)</span>` : flow.method ? html`<code>${flow.method} ${flow.path}</code>` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</div>
 ${schedule ? html`<div class="meta">schedule <code>${schedule.cron}</code> ${schedule.timezone}${schedule.enabled ? '' : ' (disabled)'}</div>` : ''}
 <div class="meta">last run: <span data-last-run="${status.projectId}/${flow.slug}">${last ? html`${statusBadge(last.status, last.httpStatus)} <a href="/runs/${projectId}/${encodeURIComponent(last.id)}">${timeTag(last.startedAt)}</a>` : html`<span class="muted">${status.recentRuns.length < RECENT_RUNS_SHOWN ? 'never' : `not among the last ${RECENT_RUNS_SHOWN} runs`}</span>`}</span></div>
 </div>`

@@ -32,7 +32,7 @@ ${flow.description ? html`<p>${flow.description}</p>` : ''}
 <div id="reload-banner" class="banner" hidden data-live><span></span><a href="">Refresh the page</a> (what you typed in the form is lost).</div>
 <section>
 <dl class="facts">
-<dt>Route</dt><dd>${start ? html`<code>${start.method.toUpperCase()} ${runPath(projectId, flow, start)}</code>${start.auth ? html` <span class="muted">(${start.auth.type} auth)</span>` : html` <span class="muted">(no auth)</span>`}` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</dd>
+<dt>Route</dt><dd>${start && !start.http ? html`<span class="muted">none: <code>http: false</code> (runs from schedules and <code>flowctl run</code>)</span>` : start ? html`<code>${start.method.toUpperCase()} ${runPath(projectId, flow, start)}</code>${start.auth ? html` <span class="muted">(${start.auth.type} auth)</span>` : html` <span class="muted">(no auth)</span>`}` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</dd>
 <dt>Schedule</dt><dd>${flow.schedule ? html`<code>${flow.schedule.cron}</code> ${flow.schedule.timezone}${flow.schedule.enabled ? '' : ' (disabled)'}` : html`<span class="muted">none</span>`}</dd>
 <dt>File</dt><dd><code>${flow.file}</code></dd>
 </dl>
