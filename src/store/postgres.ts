@@ -223,8 +223,8 @@ class PostgresStore implements Store {
     return counts
   }
 
-  async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
-    const id = newDocumentId()
+  async insertDocument(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
+    const id = givenId ?? newDocumentId()
     await this.writes.add({ kind: 'document', id, projectId, collection, body: JSON.stringify(document ?? null) })
     return id
   }

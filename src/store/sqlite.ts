@@ -179,8 +179,8 @@ class SqliteStore implements Store {
     return counts
   }
 
-  async insertDocument(projectId: string, collection: string, document: unknown): Promise<string> {
-    const id = newDocumentId()
+  async insertDocument(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
+    const id = givenId ?? newDocumentId()
     // Keys in canonical order: whole-object filters compare text, and reads match PostgreSQL's order.
     const body = JSON.stringify(canonicalJson(document ?? null))
     const values = [id, projectId, collection, body, new Date().toISOString()] // DOCUMENT_COLUMNS order

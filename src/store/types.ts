@@ -140,8 +140,11 @@ export interface Store {
   /** Counts of runs by status since `after` (all runs when null), for digests. */
   countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }>
 
-  /** Stores a document and returns its string id. */
-  insertDocument(projectId: string, collection: string, document: unknown): Promise<string>
+  /**
+   * Stores a document and returns its string id: a new one, or `id` when given (test cases seed
+   * documents with the ids their inputs name; the caller keeps it unique, it is the primary key).
+   */
+  insertDocument(projectId: string, collection: string, document: unknown, id?: string): Promise<string>
   /** The document with `_id` (its id) first; null when there is none. Non-object documents come back as stored. */
   getDocument(projectId: string, collection: string, id: string): Promise<unknown | null>
   /** One page of the matching documents (each with `_id`) and the count of all matches. */

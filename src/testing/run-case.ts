@@ -1,4 +1,5 @@
-// One test case through the one engine (runFlow): a fresh in-memory SQLite store, http nodes answered
+// One test case through the one engine (runFlow): a fresh in-memory SQLite store (seeded with the
+// case's documents), http nodes answered
 // from the case's mocks (never the network), the case's secrets over the project's, and its `now`.
 import { runFlow } from '../flow/engine.js'
 import type { NodeFetch, TraceStep } from '../flow/types.js'
@@ -59,6 +60,7 @@ export async function runCase(project: Project, testFile: TestFile, testCase: Te
   let reached: ReachedStep[] = []
   let documents: Record<string, unknown[]> = {}
   try {
+    await seedDocuments(store, project.settings.projectId, testCase.documents, inserted)
     const outcome = await runFlow({
       project: caseProject,
       flow: testFile.flow,
@@ -162,7 +164,17 @@ function recordingInserts(store: Store, inserted: Map<string, string[]>): Store 
   })
 }
 
-/** The documents the run stored in each collection, in insertion order, as they are after the run. */
+/** Stores the case's `documents` before the run, with their `_id` as id; they count as inserted (for `expect.documents`). */
+async function seedDocuments(store: Store, projectId: string, seeds: TestCase['documents'], inserted: Map<string, string[]>): Promise<void> {
+  for (const [collection, documents] of Object.entries(seeds)) {
+    for (const { _id, ...fields } of documents) {
+      const id = await store.insertDocument(projectId, collection, fields, typeof _id === 'string' ? _id : undefined)
+      inserted.set(collection, [...(inserted.get(collection) ?? []), id])
+    }
+  }
+}
+
+/** The seeded documents and those the run stored, in insertion order, as they are after the run. */
 async function storedDocuments(store: Store, projectId: string, inserted: Map<string, string[]>, collections: string[]): Promise<Record<string, unknown[]>> {
   const result: Record<string, unknown[]> = {}
   for (const collection of collections) {

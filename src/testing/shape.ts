@@ -51,6 +51,14 @@ const CASE_SCHEMA: JsonSchema = {
     },
     secrets: { type: 'object', additionalProperties: { type: 'string' }, description: "Secret values for this case, over the project's." },
     mocks: { type: 'object', additionalProperties: MOCK_SCHEMA, description: 'http node id → its answer. Every http node the case reaches needs one.' },
+    documents: {
+      type: 'object',
+      additionalProperties: {
+        type: 'array',
+        items: { type: 'object', properties: { _id: { type: 'string', minLength: 1, description: 'Its id (any text, unique in the case); a new id when left out.' } } },
+      },
+      description: 'Collection → documents stored in the fresh store before the run (so get, update and delete find them).',
+    },
     // Its form is checked by the loader, with a plainer message than a pattern's.
     now: { type: 'string', description: 'The run start (run.startedAt), ISO 8601, e.g. 2026-01-01T09:00:00Z.' },
     expect: {
@@ -64,7 +72,7 @@ const CASE_SCHEMA: JsonSchema = {
         documents: {
           type: 'object',
           additionalProperties: { type: 'array' },
-          description: 'Collection → the documents the run stored there, in order, each matched partially.',
+          description: 'Collection → the documents the case seeded and the run stored there, in order, as they are after the run (deleted ones left out), each matched partially.',
         },
         failedNodeId: { type: ['string', 'null'], description: 'The node that failed; null (the default) when the run must not fail.' },
       },

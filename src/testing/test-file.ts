@@ -28,6 +28,8 @@ export interface TestCase {
   secrets: Record<string, string>
   mocks: Map<string, HttpMock>
   now: Date | null
+  /** Collection → documents stored before the run; `_id` (when given) is the document's id. */
+  documents: Record<string, Record<string, unknown>[]>
   expect: TestExpectation
 }
 
@@ -52,6 +54,7 @@ interface RawCase {
   secrets?: Record<string, string>
   mocks?: Record<string, { status?: number; headers?: Record<string, string>; body?: unknown; error?: 'timeout' | 'network' }>
   now?: string
+  documents?: Record<string, Record<string, unknown>[]>
   expect: { status?: number; body?: unknown; ports?: { nodeId: string; port: string }[]; documents?: Record<string, unknown[]>; failedNodeId?: string | null }
 }
 
@@ -105,10 +108,31 @@ export function checkTestFile(file: string, text: string, project: Project): Tes
     if (rawCase.now !== undefined && (!ISO_TIME.test(rawCase.now) || Number.isNaN(Date.parse(rawCase.now)))) {
       collector.error([...at, 'now'], `now must be an ISO 8601 time with a timezone, like 2026-01-01T09:00:00Z (got "${rawCase.now}")`)
     }
+    checkSeedIds(rawCase, at, collector)
     checkExpectedNodes(flow, rawCase, at, collector)
     return toCase(rawCase, positionAt(source, at).line)
   })
   return done(raw.flow, { file, flow, cases })
+}
+
+const COLLECTION_NAME = /^[A-Za-z0-9_-]+$/
+
+/** Seeded ids are primary keys of the one documents table: unique across the case's collections. */
+function checkSeedIds(rawCase: RawCase, at: (string | number)[], collector: ProblemCollector): void {
+  const seen = new Map<string, string>()
+  for (const [collection, documents] of Object.entries(rawCase.documents ?? {})) {
+    if (!COLLECTION_NAME.test(collection)) {
+      collector.error([...at, 'documents', collection], `"${collection}" is not a collection name (letters, digits, _ and -)`, { key: true })
+    }
+    documents.forEach((document, index) => {
+      if (typeof document._id !== 'string') return
+      const other = seen.get(document._id)
+      if (other !== undefined) {
+        collector.error([...at, 'documents', collection, index, '_id'], `two seeded documents have the _id "${document._id}" (the other in ${other}); give each its own`)
+      }
+      seen.set(document._id, collection)
+    })
+  }
 }
 
 function checkExpectedNodes(flow: Flow, rawCase: RawCase, at: (string | number)[], collector: ProblemCollector): void {
@@ -181,6 +205,7 @@ function toCase(raw: RawCase, line: number): TestCase {
     secrets: raw.secrets ?? {},
     mocks,
     now: raw.now === undefined ? null : new Date(raw.now),
+    documents: raw.documents ?? {},
     expect: { ...expect, failedNodeId: failedNodeId ?? null },
   }
 }

@@ -45,10 +45,50 @@ describe('flowctl test', () => {
     expect(result.exitCode).toBe(0)
     expect(result.stdout).toMatch(/^✓ tests\/create-order\.test\.yaml › a big order is flagged for review and stored \(\d+ ms\)$/m)
     expect(result.stdout).not.toContain('✗')
-    for (const flow of ['create-order', 'fetch-status', 'nightly-cleanup', 'order-status', 'quote']) {
+    const flows = ['bulk-quote', 'create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'quote', 'stock-check', 'update-ticket']
+    for (const flow of flows) {
       expect(result.stdout).toMatch(new RegExp(`^  100% +${flow} `, 'm'))
     }
-    expect(result.stdout).toMatch(/^10 passed, 0 failed \(\d+ ms\)$/m)
+    expect(result.stdout.match(/^  \d+% /gm)).toHaveLength(flows.length)
+    expect(result.stdout).toMatch(/^30 passed, 0 failed \(\d+ ms\)$/m)
+  })
+
+  it('seeds each case\'s fresh store with its documents (any text as _id); expect.documents sees them after the run', async () => {
+    const dir = await copyFixture('example')
+    await writeFile(
+      join(dir, 'tests', 'seeded.test.yaml'),
+      `flow: update-ticket
+cases:
+  - name: closes a seeded ticket
+    documents:
+      tickets: [{ _id: t-1, title: A, status: open }, { title: B, status: open }]
+    input: { path: { id: t-1 }, body: { status: closed } }
+    expect:
+      body: { matched: 1, modified: 1 }
+      documents: { tickets: [{ _id: t-1, title: A, status: closed }, { title: B, status: open }] }
+  - name: the next case starts empty again
+    input: { path: { id: t-1 }, body: { status: closed } }
+    expect:
+      status: 404
+      documents: { tickets: [] }
+  - name: a wrong expectation shows the seeded document as the run left it
+    documents: { tickets: [{ _id: t-2, title: C, status: open }] }
+    input: { path: { id: t-2 }, body: { status: closed } }
+    expect:
+      documents: { tickets: [{ status: open }] }
+`,
+    )
+    const result = await flowctl(['test', '--project', dir, '--flow', 'update-ticket', '--json'])
+    const report = JSON.parse(result.stdout) as JsonReport
+    const seeded = report.cases.filter((c) => c.file === 'tests/seeded.test.yaml')
+    expect(seeded.map((c) => [c.name, c.ok])).toEqual([
+      ['closes a seeded ticket', true],
+      ['the next case starts empty again', true],
+      ['a wrong expectation shows the seeded document as the run left it', false],
+    ])
+    expect(seeded[2]!.failures.map((f) => f.field)).toEqual(['documents'])
+    expect(seeded[2]!.failures[0]!.diff).toEqual(['  tickets:', '-   - status: open', '+   - status: closed'])
+    expect(result.exitCode).toBe(1)
   })
 
   it('prints a line per case and a readable diff for a failing one; exit 1', async () => {
