@@ -53,7 +53,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     run,
     inputs: checked.values,
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
-    // Steps are kept for a trace answer and for the stored run (history.keep); outputs masked as recorded.
+    // Steps are kept for a trace answer and for the stored run (history.keep), with raw outputs.
     steps: options.trace || keep !== 'none' ? [] : null,
     depth: 0,
     fetch: options.fetch ?? globalFetch,
@@ -93,7 +93,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   // Committed before the caller answers: a run whose response was sent is in history.
   await store.recordRun(record, project.settings.limits.historyRuns, details)
 
-  const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: walk.steps } } : {}
+  const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: maskSteps(walk.steps, project) } } : {}
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
   return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
 }
@@ -324,7 +324,8 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
 function recordStep(walk: Walk, node: FlowNode, context: StepContext, port: string | null, output: unknown, attempt: number | undefined): void {
   if (!walk.steps) return
   const durationMs = roundMs(performance.now() - walk.stepBegan)
-  const step: TraceStep = { nodeId: node.id, type: node.type, name: node.name, port, durationMs, output: maskValue(output, walk.project.secrets) }
+  // Raw here: masked once where a trace leaves the engine (the `_trace` answer, the stored run).
+  const step: TraceStep = { nodeId: node.id, type: node.type, name: node.name, port, durationMs, output }
   if (attempt !== undefined) step.attempt = attempt
   if (context.calls) step.calls = context.calls
   walk.steps.push(step)
@@ -354,6 +355,15 @@ function failure(walk: Walk, error: unknown): Ending {
     steps.push(step)
   }
   return { kind: 'failed', nodeId: current?.id ?? null, error: masked }
+}
+
+/** A trace's steps with secrets shown as `***`, sub-flow steps included. */
+function maskSteps(steps: TraceStep[], project: Project): TraceStep[] {
+  return steps.map((step) => {
+    const masked: TraceStep = { ...step, output: maskValue(step.output, project.secrets) }
+    if (step.calls) masked.calls = step.calls.map((call) => ({ flow: call.flow, steps: maskSteps(call.steps, project) }))
+    return masked
+  })
 }
 
 let lastStamp = -1

@@ -30,28 +30,42 @@ export interface DetailsSource {
 export function runDetailsText(source: DetailsSource): RunDetailsText {
   const { secrets } = source
   const input = source.input === null ? null : maskedJson(source.input, secrets)
-  let budget = source.traceBytes
-  let cut = false
-  const steps: string[] = []
-  for (const step of source.steps) {
+  const state = { budget: source.traceBytes, cut: false, traceBytes: source.traceBytes, secrets }
+  const steps = stepsJson(source.steps, state)
+  const trace = `{"runId":${JSON.stringify(source.runId)},"durationMs":${source.durationMs},"steps":${steps},"cut":${state.cut}}`
+  return { input, trace }
+}
+
+interface CapState {
+  budget: number
+  cut: boolean
+  traceBytes: number
+  secrets: Secrets
+}
+
+/** Steps as JSON, sub-flow steps nested under their calling step; outputs share one byte budget. */
+function stepsJson(steps: TraceStep[], state: CapState): string {
+  const parts: string[] = []
+  for (const step of steps) {
     let output: string
-    if (cut) output = JSON.stringify(cutMarker(source.traceBytes))
+    if (state.cut) output = JSON.stringify(cutMarker(state.traceBytes))
     else {
-      output = maskedJson(step.output, secrets)
+      output = maskedJson(step.output, state.secrets)
       const bytes = Buffer.byteLength(output)
-      if (bytes > budget) {
-        cut = true
+      if (bytes > state.budget) {
+        state.cut = true
         // A prefix of the output's JSON, cut at a character boundary within the bytes left, then the marker.
-        output = JSON.stringify(`${Buffer.from(output).subarray(0, Math.max(0, budget)).toString('utf8').replace(/\uFFFD+$/, '')}… ${cutMarker(source.traceBytes)}`)
-      } else budget -= bytes
+        output = JSON.stringify(`${Buffer.from(output).subarray(0, Math.max(0, state.budget)).toString('utf8').replace(/\uFFFD+$/, '')}… ${cutMarker(state.traceBytes)}`)
+      } else state.budget -= bytes
     }
-    steps.push(
+    const attempt = step.attempt === undefined ? '' : `,"attempt":${step.attempt}`
+    const calls = step.calls ? `,"calls":[${step.calls.map((call) => `{"flow":${JSON.stringify(call.flow)},"steps":${stepsJson(call.steps, state)}}`).join(',')}]` : ''
+    parts.push(
       `{"nodeId":${JSON.stringify(step.nodeId)},"type":${JSON.stringify(step.type)},"name":${JSON.stringify(step.name)},` +
-        `"port":${JSON.stringify(step.port)},"durationMs":${step.durationMs},"output":${output}}`,
+        `"port":${JSON.stringify(step.port)},"durationMs":${step.durationMs},"output":${output}${attempt}${calls}}`,
     )
   }
-  const trace = `{"runId":${JSON.stringify(source.runId)},"durationMs":${source.durationMs},"steps":[${steps.join(',')}],"cut":${cut}}`
-  return { input, trace }
+  return `[${parts.join(',')}]`
 }
 
 /**

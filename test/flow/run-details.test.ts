@@ -114,3 +114,33 @@ describe('replayRun', () => {
     await expect(replayRun({ project, store, runId: outcome.runId, trigger: 'cli' })).rejects.toMatchObject({ code: 'REPLAY_UNAVAILABLE' })
   })
 })
+
+describe('stored trace of retries and sub-flows', () => {
+  it('keeps each attempt and the steps of called flows, nested under the calling step, masked', async () => {
+    const { runDetailsText } = await import('../../src/flow/run-details.js')
+    const secrets = new Map([['TOKEN', SECRET]])
+    const details = runDetailsText({
+      input: null,
+      runId: 'r1',
+      durationMs: 3,
+      secrets,
+      traceBytes: 65536,
+      steps: [
+        { nodeId: 'lookup', type: 'http', name: 'Lookup', port: 'out', durationMs: 1, output: { status: 503 }, attempt: 1 },
+        {
+          nodeId: 'sub',
+          type: 'call',
+          name: 'Sub',
+          port: 'out',
+          durationMs: 2,
+          output: { status: 200 },
+          calls: [{ flow: 'quote', steps: [{ nodeId: 'price', type: 'set', name: 'Price', port: 'out', durationMs: 0, output: { token: SECRET } }] }],
+        },
+      ],
+    })
+    const trace = JSON.parse(details.trace!) as { steps: Array<Record<string, unknown>> }
+    expect(trace.steps[0]).toMatchObject({ nodeId: 'lookup', attempt: 1 })
+    expect(trace.steps[1]).toMatchObject({ nodeId: 'sub', calls: [{ flow: 'quote', steps: [{ nodeId: 'price', output: { token: '***' } }] }] })
+    expect(details.trace).not.toContain(SECRET)
+  })
+})
