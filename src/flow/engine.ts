@@ -9,6 +9,7 @@ import { maskSecrets } from '../project/secrets.js'
 import type { RunRecord, Store } from '../store/types.js'
 import { validateInputs } from './inputs.js'
 import { keepsDetails, runDetailsText } from './run-details.js'
+import { setTimeout as sleepFor } from 'node:timers/promises'
 import { maskValue } from './mask.js'
 import {
   createResolver,
@@ -23,7 +24,7 @@ import {
 } from './resolve.js'
 import { retryDelayMs, retryOf } from './retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
-import type { NodeFetch, RunOptions, RunOutcome, TraceStep } from './types.js'
+import type { NodeFetch, RunOptions, RunOutcome, RunSleep, TraceStep } from './types.js'
 
 /** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
 const MAX_STEPS = 10_000
@@ -57,6 +58,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     steps: options.trace || keep !== 'none' ? [] : null,
     depth: 0,
     fetch: options.fetch ?? globalFetch,
+    sleep: options.sleep ?? timerSleep,
   })
 
   let ending: Ending
@@ -118,13 +120,16 @@ interface Walk {
   depth: number
   /** How http nodes send requests (RunOptions.fetch); sub-flows share it. */
   fetch: NodeFetch
+  /** How the run waits (RunOptions.sleep); sub-flows share it. */
+  sleep: RunSleep
   /** What the trace step of the failing node adds: its last attempt and its sub-flow traces. */
   failedStep: { attempt: number | undefined; calls: StepContext['calls'] } | null
 }
 
-type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch'>
+type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep'>
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
+const timerSleep: RunSleep = (ms, signal) => sleepFor(ms, undefined, { signal })
 
 function newWalk(start: WalkStart): Walk {
   const scope = createScope(start.run)
@@ -146,6 +151,7 @@ function newWalk(start: WalkStart): Walk {
     stepBegan: 0,
     depth: start.depth,
     fetch: start.fetch,
+    sleep: start.sleep,
     failedStep: null,
   }
 }
@@ -190,6 +196,10 @@ class StepContext implements NodeContext {
     return this.walk.fetch
   }
 
+  get sleep(): RunSleep {
+    return this.walk.sleep
+  }
+
   callFlow(slug: string, body: unknown): Promise<SubFlowResult> {
     let slot: { flow: string; steps: TraceStep[] } | null = null
     if (this.walk.steps) {
@@ -220,6 +230,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     steps: slot ? slot.steps : null,
     depth: parent.depth + 1,
     fetch: parent.fetch,
+    sleep: parent.sleep,
   })
   let ending: Ending
   try {
@@ -334,12 +345,7 @@ function recordStep(walk: Walk, node: FlowNode, context: StepContext, port: stri
 /** Waits between attempts; the run's timeout cuts the wait short. */
 async function pause(walk: Walk, ms: number): Promise<void> {
   if (ms <= 0) return
-  let timer: NodeJS.Timeout | undefined
-  try {
-    await walk.stopper.race(new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))))
-  } finally {
-    clearTimeout(timer)
-  }
+  await walk.stopper.race(walk.sleep(ms, walk.stopper.signal))
 }
 
 /** The failed ending: the failing node, the reason with secrets masked, and a trace step for it. */

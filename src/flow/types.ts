@@ -34,9 +34,15 @@ export interface RunOptions {
   /** Sends the requests of http nodes, sub-flows' included (default: the global fetch). `flowctl test`
    *  answers them from mocks so tests never reach the network (SPEC §15). */
   fetch?: NodeFetch
+  /** How the run waits (retry delays, `wait` nodes); default: real timers. `flowctl test` passes one
+   *  that returns at once, as test runners' fake timers do, so a case never sleeps. */
+  sleep?: RunSleep
   /** The run this one replays (`flowctl run --replay`, `/api/replay`): recorded as `replayOf`. */
   replayOf?: string
 }
+
+/** Waits `ms` (or until `signal` aborts, rejecting then). */
+export type RunSleep = (ms: number, signal: AbortSignal) => Promise<void>
 
 /** fetch, told which http node is asking. */
 export type NodeFetch = (url: URL, init: RequestInit & { signal: AbortSignal }, node: FlowNode) => Promise<Response>

@@ -2,7 +2,7 @@
 // Adding a kind is adding a file in src/nodes/ and a line in registry.ts.
 import type { FlowNode, JsonSchema, Project } from '../project/model.js'
 import type { ResolvedPart } from '../flow/resolve.js'
-import type { NodeFetch } from '../flow/types.js'
+import type { NodeFetch, RunSleep } from '../flow/types.js'
 import type { Store } from '../store/types.js'
 
 export interface NodeContext {
@@ -17,6 +17,8 @@ export interface NodeContext {
   signal: AbortSignal
   /** How http nodes send requests: the global fetch, or the run's own (mocks in `flowctl test`). */
   fetch: NodeFetch
+  /** How the run waits (`wait` nodes): real timers, or instant under `flowctl test`. */
+  sleep: RunSleep
   run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null }
   /** The validated inputs; set for the Start node only. */
   inputs?: Record<string, unknown>

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { NodeKind } from './types.js'
 
 /** Pauses the run; the run's timeout (and shutdown) cuts the pause short. */
@@ -20,7 +19,7 @@ export const waitNode: NodeKind = {
     const ms = Number(context.resolve(context.node.settings.ms))
     if (!Number.isFinite(ms) || ms < 0) throw new Error(`wait needs ms to be a number of milliseconds (0 or more), not ${JSON.stringify(context.resolve(context.node.settings.ms))}`)
     const began = performance.now()
-    await sleep(ms, undefined, { signal: context.signal })
+    await context.sleep(ms, context.signal)
     return { output: { waitedMs: Math.round(performance.now() - began) } }
   },
 }

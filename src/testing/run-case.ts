@@ -71,6 +71,8 @@ export async function runCase(project: Project, testFile: TestFile, testCase: Te
       trace: true,
       ...(testCase.now ? { now: () => testCase.now as Date } : {}),
       fetch: mockFetch(testCase.mocks, unmocked),
+      // Retry delays and wait nodes return at once, as fake timers do: a case never sleeps.
+      sleep: async () => {},
     })
     if (outcome.kind === 'invalid') {
       observed = { status: 400, body: { ok: false, errors: outcome.errors }, ports: [], failedNodeId: null, runId: null }

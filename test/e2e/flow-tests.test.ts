@@ -91,6 +91,25 @@ cases:
     expect(result.exitCode).toBe(1)
   })
 
+  it('never sleeps: wait nodes and retry delays return at once, as with fake timers', async () => {
+    const dir = await copyFixture('example')
+    // With real timers this wait alone would pass the run timeout (30 s) and fail the case as "timeout".
+    await writeFile(
+      join(dir, 'flows', 'nap.yaml'),
+      `name: Nap
+nodes:
+  - { id: start, type: start, name: Start, method: post, next: nap }
+  - { id: nap, type: wait, name: Nap, ms: 600000, next: done }
+  - { id: done, type: end, name: Done, body: { ok: true } }
+`,
+    )
+    await writeFile(join(dir, 'tests', 'nap.test.yaml'), 'flow: nap\ncases:\n  - name: a ten-minute wait\n    expect: { status: 200, body: { ok: true }, failedNodeId: null }\n')
+    const result = await flowctl(['test', '--project', dir, '--flow', 'nap', '--json'])
+    const report = JSON.parse(result.stdout) as JsonReport
+    expect(report.cases.map((c) => [c.name, c.ok])).toEqual([['a ten-minute wait', true]])
+    expect(result.exitCode).toBe(0)
+  })
+
   it('prints a line per case and a readable diff for a failing one; exit 1', async () => {
     const dir = await testingCopy({ 'failing.test.yaml': FAILING_TESTS })
     const result = await flowctl(['test', '--project', dir])

@@ -31,5 +31,6 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
     inputs: options.inputs,
     callFlow: options.callFlow ?? (() => Promise.reject(new Error('this node must not call flows'))),
     fetch: (url, init) => fetch(url, init),
+    sleep: (ms, signal) => new Promise<void>((resolve) => { const timer = setTimeout(resolve, ms); signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }) }),
   }
 }
