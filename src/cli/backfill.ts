@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
-import { openProject, projectDir, type CommandContext } from './context.js'
+import { flowOf, openProject, projectDir, type CommandContext } from './context.js'
 import { parseIsoFlag, printRuns, refuseFuture } from './schedule-time.js'
 
 export function defineBackfillCommand(program: Command, context: CommandContext): void {
@@ -20,13 +20,7 @@ export function defineBackfillCommand(program: Command, context: CommandContext)
       refuseFuture('--to', to, new Date(), dryRun)
       const { project, store } = await openProject(context, projectDir(context, flags.project), { printProblems: false })
       try {
-        const flow = project.flows.get(slug)
-        if (!flow) {
-          const problems = project.problems.filter((p) => p.severity === 'error')
-          if (problems.length) throw new FlowctlError('PROJECT_INVALID', `flow "${slug}" could not be loaded`, { problems })
-          const known = [...project.flows.keys()].sort().join(', ') || 'none'
-          throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found (flows: ${known})`)
-        }
+        const flow = flowOf(project, slug)
         const { runBackfill } = await import('../schedule/backfill.js')
         const { withSpinner } = await import('./spinner.js')
         const result = await withSpinner(context.output, 'backfilling', () => runBackfill({ project, store, flow, from, to, dryRun }))

@@ -1,7 +1,7 @@
 // What every command gets: the parsed global flags, the output and a way to set the exit code.
 import { resolve } from 'node:path'
 import { FlowctlError } from '../errors.js'
-import type { Project } from '../project/model.js'
+import type { Flow, Project } from '../project/model.js'
 import type { Store } from '../store/types.js'
 import type { Output } from './output.js'
 
@@ -50,4 +50,14 @@ export function parsePairs(values: string[] | undefined, flag: string): Record<s
 
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value]
+}
+
+/** The loaded flow of a slug; a flow whose file failed to load, or an unknown slug, is a clear error. */
+export function flowOf(project: Project, slug: string): Flow {
+  const flow = project.flows.get(slug)
+  if (flow) return flow
+  const problems = project.problems.filter((p) => p.severity === 'error')
+  if (problems.length) throw new FlowctlError('PROJECT_INVALID', `flow "${slug}" could not be loaded`, { problems })
+  const known = [...project.flows.keys()].sort().join(', ') || 'none'
+  throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found (flows: ${known})`)
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
 import type { RunOutcome } from '../flow/types.js'
-import { collect, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
+import { collect, flowOf, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
 import type { TraceStep } from '../flow/types.js'
 
 interface RunFlags {
@@ -92,13 +92,7 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
       slug = replay.flow.slug
     } else {
       slug = slugArgument!
-      const flow = project.flows.get(slug)
-      if (!flow) {
-        const problems = project.problems.filter((p) => p.severity === 'error')
-        if (problems.length) throw new FlowctlError('PROJECT_INVALID', `flow "${slug}" could not be loaded`, { problems })
-        const known = [...project.flows.keys()].sort().join(', ') || 'none'
-        throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found (flows: ${known})`)
-      }
+      const flow = flowOf(project, slug)
       const textOnly = flow.start?.accept.length === 1 && flow.start.accept[0] === 'text'
       const body = parseBodySource(bodySource, textOnly)
       const { runFlow } = await import('../flow/engine.js')
