@@ -1,5 +1,4 @@
 import type { Command } from 'commander'
-import { FlowctlError } from '../errors.js'
 import { flowOf, openProject, projectDir, type CommandContext } from './context.js'
 import { parseIsoFlag, printRuns, refuseFuture } from './schedule-time.js'
 
