@@ -26,7 +26,7 @@ export const eachNode: NodeKind = {
     if (!Array.isArray(items)) throw new Error(`each needs items to be a list, but it is ${items === null ? 'null' : typeof items}`)
     const slug = String(settings.flow)
     const concurrency = typeof settings.concurrency === 'number' ? Math.min(MAX_EACH_CONCURRENCY, Math.max(1, settings.concurrency)) : 1
-    const results: SubFlowResult[] = new Array(items.length)
+    const results: SubFlowResult[] = Array.from({ length: items.length })
     let nextIndex = 0
     // A small pool: each worker takes the next item until none are left; results keep the items' order.
     const worker = async (): Promise<void> => {

@@ -1,7 +1,7 @@
 // End-to-end: the real `flowctl` binary against temp copies of fixtures/example.
 import { existsSync } from 'node:fs'
 import { readFile, rm, writeFile, readdir } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

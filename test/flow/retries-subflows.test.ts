@@ -110,7 +110,7 @@ function run(slug: string, body: unknown, target: Project = project): Promise<Ru
   return runFlow({ project: target, flow, store, trigger: 'cli', method: 'CLI', input: { body }, trace: true })
 }
 
-const stepsOf = (outcome: RunOutcome): TraceStep[] => outcome.trace?.steps ?? []
+const stepsOf = (outcome: RunOutcome): TraceStep[] => (outcome.kind === 'invalid' ? [] : (outcome.trace?.steps ?? []))
 
 describe('retry settings', () => {
   const cases: [string, Record<string, unknown>, number[]][] = [

@@ -5,8 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs } from '../helpers.js'
 import { jsonPost, ORDERS_TOKEN, startTestServer, type TestServer } from './setup.js'
 
-const bearer = { authorization: `Bearer ${ORDERS_TOKEN}` }
-
 afterAll(cleanupTempDirs)
 
 describe('rate limit', () => {

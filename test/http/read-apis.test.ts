@@ -148,7 +148,7 @@ describe('/api/cron/tick', () => {
   })
 
   it('200 with the summary for the right secret, by header or bearer, and records the heartbeat', async () => {
-    for (const init of [
+    for (const init of <RequestInit[]>[
       { method: 'POST', headers: { 'x-cron-secret': 'tick-secret' } },
       { method: 'GET', headers: { authorization: 'Bearer tick-secret' } },
     ]) {
@@ -184,7 +184,7 @@ describe('/status and /api/status', () => {
     await store.recordRun({
       id: 'run_scheduled_status', projectId: 'shop', flow: 'nightly-cleanup', trigger: 'cron', method: 'CRON',
       startedAt: new Date().toISOString(), durationMs: 1, status: 'success', httpStatus: 204, ports: [], failedNodeId: null, error: null,
-      scheduledFor: '2026-11-21T02:00:00.000Z',
+      scheduledFor: '2026-11-21T02:00:00.000Z', replayOf: null,
     }, 10_000)
     const page = await (await server.request('/status')).text()
     expect(page).toContain('<th>scheduled for</th>')

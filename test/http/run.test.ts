@@ -95,7 +95,7 @@ describe('Run API (SPEC §5.1)', () => {
   })
 
   it('401 for a missing or wrong credential, with WWW-Authenticate, before validation', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${ORDERS_TOKEN}` }]) {
+    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${ORDERS_TOKEN}` }]) {
       // An invalid body too: the credential is checked first.
       const response = await server.request('/api/run/shop/create-order', jsonPost({ qty: -1 }, headers))
       expect(response.status).toBe(401)

@@ -17,7 +17,7 @@ export interface ContextOptions {
 export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeContext {
   const flow = buildFlow('Node Test', [spec])
   const project = buildProject([flow], { secrets: options.secrets })
-  const run = { id: 'run-1', startedAt: '2024-05-01T10:00:00.000Z', trigger: 'cli' }
+  const run = { id: 'run-1', startedAt: '2024-05-01T10:00:00.000Z', trigger: 'cli', scheduledFor: null }
   const scope: Scope = Object.assign(createScope(run), options.scope)
   return {
     node: flow.nodes[0]!,

@@ -98,6 +98,8 @@ function runRecord(project: Project, flow: string, startedAt: string, status: 's
     httpStatus: status === 'success' ? 201 : 500,
     ports: [],
     failedNodeId: status === 'error' ? 'save' : null,
+    scheduledFor: null,
+    replayOf: null,
     error: status === 'error' ? 'boom' : null,
   }
 }
@@ -391,7 +393,7 @@ describe('runTick: digests', () => {
     let sent = await messages()
     expect(sent).toHaveLength(1)
     expect(sent[0]).toMatchObject({ kind: 'digest', projectId: 'shop', at: '2026-05-01T09:00:00.000Z', since: null, counts: { success: 2, error: 1 } })
-    expect((sent[0]?.latest as { runId: string }[]).map((r) => r.runId)).toEqual(['c', 'b', 'a'])
+    expect((sent[0]!.latest as { runId: string }[]).map((r) => r.runId)).toEqual(['c', 'b', 'a'])
     expect(String(sent[0]?.text)).toMatch(/3 runs, 2 succeeded, 1 failed/)
 
     const after = await runTick({ targets: [{ project, store: second }], at: new Date('2026-05-01T09:01:00Z'), clock: clockAt('2026-05-01T09:01:00Z'), ...quiet })

@@ -1,6 +1,6 @@
 // `database.schema`: flowctl's PostgreSQL tables live in their own schema (default `flowctl`), and a
 // database where an earlier flowctl kept them in `public` has them moved there, history and all.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DEFAULT_LIMITS, type Project } from '../../src/project/model.js'
@@ -27,6 +27,7 @@ function project(database: string, databaseSchema?: string): Project {
       limits: DEFAULT_LIMITS,
       notify: { channels: {}, alerts: [], digests: [] },
       indexes: {},
+      history: { keep: 'all' },
     },
     flows: new Map(),
     secrets: new Map(),
