@@ -34,7 +34,7 @@ function perStep(next) {
 
 export async function run({ log = console.log } = {}) {
   log('[cron-libs] next-run cost, croner against cron-parser')
-  const { nextCronRun } = await import('../dist/schedule/cron.js')
+  const { nextCronRun } = await import('../dist/language/cron.js')
   const croners = new Map()
   const croner = (expr, tz, at) => {
     const key = `${expr} ${tz}`

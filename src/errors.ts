@@ -1,6 +1,6 @@
 // One error model for the whole tool: a code from the catalog, the HTTP status the server answers
 // and the exit code the CLI returns. Messages are written for the person who wrote the flow file.
-import type { Problem } from './project/model.js'
+import type { Problem } from './model/project.js'
 
 export const ERROR_CATALOG = {
   USAGE: { httpStatus: 400, exitCode: 2 },

@@ -7,15 +7,15 @@ export { validateProject, type ValidationResult } from './project/validate.js'
 export { buildFlowSchema } from './project/schema.js'
 export { referenceName, slugify } from './project/slug.js'
 export { loadSecrets, maskSecrets, resolveSecretText } from './project/secrets.js'
-export type * from './project/model.js'
+export type * from './model/project.js'
 
 export { runFlow, newRunId } from './flow/engine.js'
-export type { NodeFetch, RunInput, RunOptions, RunOutcome, Trace, TraceStep } from './flow/types.js'
+export type { NodeFetch, RunInput, RunOptions, RunOutcome, Trace, TraceStep } from './model/run.js'
 export { nodeKinds, getNodeKind } from './nodes/registry.js'
 export type { NodeContext, NodeKind, NodeResult } from './nodes/types.js'
 
 export { openStore, embeddedDatabaseFile } from './store/index.js'
-export type { Heartbeat, OutboxMessage, RunQuery, RunRecord, RunStatus, RunTrigger, Store } from './store/types.js'
+export type { Heartbeat, OutboxMessage, RunQuery, RunRecord, RunStatus, RunTrigger, Store } from './model/store.js'
 
 export { generateOpenApi, type OpenApiDocument } from './openapi/generate.js'
 export { formatOpenApi, type OpenApiFormat } from './openapi/format.js'

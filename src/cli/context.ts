@@ -1,8 +1,8 @@
 // What every command gets: the parsed global flags, the output and a way to set the exit code.
 import { resolve } from 'node:path'
 import { FlowctlError } from '../errors.js'
-import type { Flow, Project } from '../project/model.js'
-import type { Store } from '../store/types.js'
+import type { Flow, Project } from '../model/project.js'
+import type { Store } from '../model/store.js'
 import type { Output } from './output.js'
 
 export interface CommandContext {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
-import { bindFilter, FilterValueError, parseFilter, parseSort, type FilterProblem } from '../store/document-filter.js'
+import { bindFilter, FilterValueError, parseFilter, parseSort, type FilterProblem } from '../model/document-filter.js'
 import { openProject, projectDir, type CommandContext } from './context.js'
 import type { Output } from './output.js'
 

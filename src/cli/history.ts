@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
-import type { RunRecord, StoredRun } from '../store/types.js'
+import type { RunRecord, StoredRun } from '../model/store.js'
 import { openProject, projectDir, type CommandContext } from './context.js'
 import type { Output } from './output.js'
 

@@ -1,7 +1,7 @@
 // Printing for every command: human text (colour only on a TTY and without NO_COLOR) or JSON.
 import { Chalk, type ChalkInstance } from 'chalk'
 import { formatProblem } from '../errors.js'
-import type { Problem } from '../project/model.js'
+import type { Problem } from '../model/project.js'
 
 export interface Output {
   readonly json: boolean

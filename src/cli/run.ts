@@ -1,8 +1,8 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
-import type { RunOutcome } from '../flow/types.js'
+import type { RunOutcome } from '../model/run.js'
 import { collect, flowOf, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
-import type { TraceStep } from '../flow/types.js'
+import type { TraceStep } from '../model/run.js'
 
 interface RunFlags {
   project?: string

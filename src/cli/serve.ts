@@ -3,7 +3,7 @@
 // (stop accepting, let in-flight requests finish for up to 10 s, close watchers and stores).
 // Never calls process.exit: the promise resolves after shutdown and the CLI entry sets the exit code.
 import { FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
-import type { Project } from '../project/model.js'
+import type { Project } from '../model/project.js'
 
 export interface ServeOptions {
   port?: number

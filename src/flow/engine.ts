@@ -4,9 +4,9 @@ import { FlowctlError } from '../errors.js'
 import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
 import type { NodeContext, NodeKind, NodeResult, SubFlowResult } from '../nodes/types.js'
-import type { Flow, FlowNode, Project } from '../project/model.js'
+import type { Flow, FlowNode, Project } from '../model/project.js'
 import { maskSecrets } from '../project/secrets.js'
-import type { RunRecord, Store } from '../store/types.js'
+import type { RunRecord, Store } from '../model/store.js'
 import { validateInputs } from './inputs.js'
 import { keepsDetails, runDetailsText } from './run-details.js'
 import { setTimeout as sleepFor } from 'node:timers/promises'
@@ -21,10 +21,10 @@ import {
   type ExpressionValues,
   type ResolvedPart,
   type Scope,
-} from './resolve.js'
-import { retryDelayMs, retryOf } from './retry.js'
+} from '../language/resolve.js'
+import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
-import type { NodeFetch, RunOptions, RunOutcome, RunSleep, TraceStep } from './types.js'
+import type { NodeFetch, RunOptions, RunOutcome, RunSleep, TraceStep } from '../model/run.js'
 
 /** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
 const MAX_STEPS = 10_000

@@ -2,8 +2,8 @@
 // Validators are compiled once per flow version; Flow objects are replaced on reload.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { BodyType, Flow, JsonSchema, StartInputs } from '../project/model.js'
-import type { RunInput } from './types.js'
+import type { BodyType, Flow, JsonSchema, StartInputs } from '../model/project.js'
+import type { RunInput } from '../model/run.js'
 
 export type InputLocation = 'path' | 'query' | 'headers' | 'body'
 

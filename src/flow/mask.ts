@@ -1,5 +1,5 @@
 // Masking secret values in everything written out (traces, history errors, error bodies).
-import type { Secrets } from '../project/model.js'
+import type { Secrets } from '../model/project.js'
 import { maskSecrets } from '../project/secrets.js'
 
 /** A copy of `value` with every secret value inside its strings (keys included) shown as `***`. */

@@ -1,10 +1,10 @@
 // Replay (SPEC §14): the recorded input of a run, through the flow's current version, as a new run
 // whose record says `replayOf`. Shared by `flowctl run --replay` and `POST /api/replay`.
 import { FlowctlError } from '../errors.js'
-import type { Flow, Project } from '../project/model.js'
-import type { RunTrigger, Store, StoredInput } from '../store/types.js'
+import type { Flow, Project } from '../model/project.js'
+import type { RunTrigger, Store, StoredInput } from '../model/store.js'
 import { runFlow } from './engine.js'
-import type { RunInput, RunOutcome } from './types.js'
+import type { RunInput, RunOutcome } from '../model/run.js'
 
 export interface ReplayOptions {
   project: Project

@@ -1,11 +1,11 @@
 // What history keeps of a run beside its record (SPEC §14): the validated input and the trace, as
 // JSON text made once here, with secrets shown as `***` and step outputs capped at
 // `limits.traceBytes` per run. The stores write the text as it is.
-import type { HistoryKeep, Secrets } from '../project/model.js'
-import type { RunDetailsText } from '../store/types.js'
+import type { HistoryKeep, Secrets } from '../model/project.js'
+import type { RunDetailsText } from '../model/store.js'
 import type { ValidatedInput } from './inputs.js'
 import { maskValue } from './mask.js'
-import type { TraceStep } from './types.js'
+import type { TraceStep } from '../model/run.js'
 
 /** Whether a run with this outcome keeps its input and trace. */
 export function keepsDetails(keep: HistoryKeep, failed: boolean): boolean {

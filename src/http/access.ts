@@ -8,8 +8,7 @@ import { roleAllows } from '../users/types.js'
 import { clientIp, isLoopback } from './client.js'
 import type { AppContext } from './context.js'
 import { errorResponse, INVALID_TOKEN } from './respond.js'
-import { cookieToken } from './routes/sign-in.js'
-import { projectRole, USER_CHALLENGE } from './sign-in.js'
+import { cookieToken, projectRole, USER_CHALLENGE } from './sign-in.js'
 import type { WorkspaceEntry } from './workspace.js'
 
 /** The caller of a page or API: every project (loopback), a user's projects, or nobody known. */

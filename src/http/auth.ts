@@ -4,7 +4,7 @@
 // content nor the length of the expected value leaks through timing. The expected side's digest and
 // resolved value are cached (they change only with the secrets), so a request hashes once.
 import { createHmac, hash, timingSafeEqual } from 'node:crypto'
-import type { AuthSettings, HmacAuth, Secrets } from '../project/model.js'
+import type { AuthSettings, HmacAuth, Secrets } from '../model/project.js'
 import { resolveSecretText } from '../project/secrets.js'
 
 export type AuthDecision = { ok: true } | { ok: false; challenge: string }

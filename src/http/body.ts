@@ -3,7 +3,7 @@
 // nesting depth bounded before parsing, and keys that could pollute prototypes dropped. Under `flowctl serve` the Node
 // request is read directly: a web stream over it costs more than the rest of a small run.
 import type { IncomingMessage } from 'node:http'
-import type { BodyType } from '../project/model.js'
+import type { BodyType } from '../model/project.js'
 
 export const MAX_JSON_DEPTH = 256
 

@@ -2,7 +2,7 @@
 // an allowed origin carry Access-Control-Allow-Origin; a listed origin is echoed, `*` is sent only
 // when `*` is configured (never with credentials: that is a load problem). Every answer of a flow
 // with CORS settings carries `Vary: Origin`, so caches keep answers for different origins apart.
-import { corsFor, type Project, type StartInfo } from '../project/model.js'
+import { corsFor, type Project, type StartInfo } from '../model/project.js'
 import type { HeaderPairs } from './respond.js'
 
 export interface FlowCors {

@@ -1,7 +1,7 @@
 // What `GET /api/events` streams (SPEC §14): `run` as each run ends (the record without its trace),
 // `reload` after a project reloads and `tick` after a scheduler tick. Subscribers are the SSE
 // streams and the serve log; publishing with none costs a loop over an empty set.
-import type { RunRecord, Store } from '../store/types.js'
+import type { RunRecord, Store } from '../model/store.js'
 
 export type ServerEvent =
   | { type: 'run'; projectId: string; data: RunRecord }

@@ -9,7 +9,7 @@ import { join, relative, resolve, sep } from 'node:path'
 import type { FSWatcher } from 'chokidar'
 import { formatProblem, isFlowctlError } from '../errors.js'
 import { isFlowFileName } from '../project/flow-file.js'
-import type { Project } from '../project/model.js'
+import type { Project } from '../model/project.js'
 import type { Workspace } from './workspace.js'
 
 /**

@@ -4,6 +4,20 @@
 import { stat } from 'node:fs/promises'
 import { authenticateToken, readUsers, roleFor, type Role, type UserEntry } from '../users/users-file.js'
 
+/** The sign-in cookie of the pages (routes/sign-in.ts sets it); the read APIs accept its token. */
+export const TOKEN_COOKIE = 'flowctl_token'
+
+/** The token of the sign-in cookie, or null. */
+export function cookieToken(headers: Headers): string | null {
+  const cookie = headers.get('cookie')
+  if (!cookie) return null
+  for (const part of cookie.split(';')) {
+    const [name, ...rest] = part.trim().split('=')
+    if (name === TOKEN_COOKIE) return decodeURIComponent(rest.join('=')) || null
+  }
+  return null
+}
+
 export class UsersCache {
   readonly #files: UsersFileCache[]
 

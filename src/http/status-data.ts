@@ -2,9 +2,9 @@
 // to signed-in users (their projects only); everyone else gets overall health and the heartbeat.
 import { formatProblem } from '../errors.js'
 import { runPath } from '../openapi/generate.js'
-import type { Project } from '../project/model.js'
+import type { Project } from '../model/project.js'
 import { listSchedules, type ScheduleListing } from '../schedule/due-index.js'
-import type { RunRecord, Store } from '../store/types.js'
+import type { RunRecord, Store } from '../model/store.js'
 import type { AppContext } from './context.js'
 import { describeStoreError } from './workspace.js'
 

@@ -1,8 +1,8 @@
 // The /status page: plain HTML with inline CSS only (no external assets), every value escaped.
 import { html, SafeHtml } from './html.js'
 import type { ProjectStatus, StatusView } from './status-data.js'
-import type { RunRecord } from '../store/types.js'
-import { formatInZone } from '../schedule/cron.js'
+import type { RunRecord } from '../model/store.js'
+import { formatInZone } from '../language/cron.js'
 
 const STYLE = new SafeHtml(`
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232a;background:#f5f6f8}

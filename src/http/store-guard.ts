@@ -1,6 +1,6 @@
 // Tells a failed history write apart from any other error thrown out of runFlow: the store handed
 // to the engine wraps `recordRun`, so a store outage becomes a 503 instead of a 500.
-import type { Store } from '../store/types.js'
+import type { Store } from '../model/store.js'
 
 export class StoreWriteError extends Error {
   constructor(cause: unknown) {

@@ -1,7 +1,7 @@
 // One scheduler tick over every project of the workspace (the tick route and `serve --cron`).
 import { runTick, type TickSummary } from '../schedule/tick.js'
-import type { Project } from '../project/model.js'
-import type { Store } from '../store/types.js'
+import type { Project } from '../model/project.js'
+import type { Store } from '../model/store.js'
 import type { Workspace } from './workspace.js'
 
 /** Runs the tick for every project whose store is open; a project without one makes `ok` false. */

@@ -2,11 +2,11 @@
 // a request takes the snapshot once and finishes on it, while a reload swaps in a new one.
 // A store that failed to open (PostgreSQL down) leaves the project served with `storeError` set;
 // later requests retry opening it, at most once every `retryMs`.
-import type { Project } from '../project/model.js'
+import type { Project } from '../model/project.js'
 import { maskSecrets } from '../project/secrets.js'
 import { DueIndex } from '../schedule/due-index.js'
 import { documentIndexesOf } from '../store/index.js'
-import type { Store } from '../store/types.js'
+import type { Store } from '../model/store.js'
 import { EventHub, publishingStore } from './events.js'
 
 export interface WorkspaceEntry {

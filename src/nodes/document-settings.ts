@@ -1,8 +1,8 @@
 // What the document node kinds (get, find, update, delete) share: their settings' schemas, the
 // load-time check of filters and sorts, and the run-time filter of an `id` and/or a `filter`.
 // A filter is parsed from the flow file as written, once per node: operators come from there only.
-import { bindFilter, idFilter, isEmptyFilter, parseFieldPath, parseFilter, parseSort, type FilterNode, type SortKey } from '../store/document-filter.js'
-import type { JsonSchema } from '../project/model.js'
+import { bindFilter, idFilter, isEmptyFilter, parseFieldPath, parseFilter, parseSort, type FilterNode, type SortKey } from '../model/document-filter.js'
+import type { JsonSchema } from '../model/project.js'
 import type { NodeContext, SettingsProblem } from './types.js'
 
 export const COLLECTION_SCHEMA: JsonSchema = { type: 'string', pattern: '^[A-Za-z0-9_-]+$', description: 'The collection (letters, digits, _ and -).' }

@@ -1,5 +1,5 @@
-import { appendQuery, buildUrl, UrlTemplateError } from '../flow/url-template.js'
-import { textOf } from '../flow/resolve.js'
+import { appendQuery, buildUrl, UrlTemplateError } from '../language/url-template.js'
+import { textOf } from '../language/resolve.js'
 import type { NodeKind } from './types.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000

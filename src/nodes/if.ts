@@ -1,4 +1,4 @@
-import { evaluateCondition } from '../flow/condition.js'
+import { evaluateCondition } from '../language/condition.js'
 import type { NodeKind } from './types.js'
 
 /** Branches on a condition: port `true` or `false`. */

@@ -1,5 +1,5 @@
 // The node kinds flowctl knows. Adding a kind: a file beside this one and a line here.
-import { COMMON_SETTINGS } from '../flow/retry.js'
+import { COMMON_SETTINGS } from './retry.js'
 import { callNode } from './call.js'
 import { deleteNode } from './delete.js'
 import { eachNode } from './each.js'

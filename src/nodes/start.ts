@@ -1,4 +1,4 @@
-import { CORS_SCHEMA } from '../project/shapes.js'
+import { CORS_SCHEMA } from '../model/shapes.js'
 import type { NodeKind } from './types.js'
 
 const inputSchema = { type: 'object', description: 'A JSON Schema of type object; each property is one input.' }

@@ -1,4 +1,4 @@
-import { valuesEqual } from '../flow/condition.js'
+import { valuesEqual } from '../language/condition.js'
 import type { NodeKind } from './types.js'
 
 interface SwitchCase {

@@ -1,9 +1,9 @@
 // What a node kind is: a description (settings schema, ports) beside `execute`.
 // Adding a kind is adding a file in src/nodes/ and a line in registry.ts.
-import type { FlowNode, JsonSchema, Project } from '../project/model.js'
-import type { ResolvedPart } from '../flow/resolve.js'
-import type { NodeFetch, RunSleep } from '../flow/types.js'
-import type { Store } from '../store/types.js'
+import type { FlowNode, JsonSchema, Project } from '../model/project.js'
+import type { ResolvedPart } from '../language/resolve.js'
+import type { NodeFetch, RunSleep } from '../model/run.js'
+import type { Store } from '../model/store.js'
 
 export interface NodeContext {
   node: FlowNode

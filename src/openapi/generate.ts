@@ -1,6 +1,6 @@
 // The project's OpenAPI 3.0.3 document: a pure function of the loaded project, with a stable key
 // order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
-import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../project/model.js'
+import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
 import { buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'

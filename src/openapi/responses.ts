@@ -2,7 +2,7 @@
 // Run API gives before or around execution (400 validation, 401 auth, 413/415 body, 429 rate
 // limit, 500 failed run, 503 store), with the headers each answer carries.
 import { getNodeKind } from '../nodes/registry.js'
-import type { Flow, FlowNode, JsonSchema } from '../project/model.js'
+import type { Flow, FlowNode, JsonSchema } from '../model/project.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import type { OpenApiResponse, SchemaOrRef } from './types.js'
 

@@ -1,7 +1,7 @@
 // JSON Schema as users write it -> the Schema Object dialect of OpenAPI 3.0.3.
 // Only portable keywords survive; forms 3.0.3 lacks are translated (const, type arrays with null,
 // numeric exclusive bounds); keys come out in one fixed order so exported documents diff cleanly.
-import type { JsonSchema } from '../project/model.js'
+import type { JsonSchema } from '../model/project.js'
 
 const OPENAPI_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object'])
 

@@ -1,5 +1,5 @@
 // Security schemes of a document: one per distinct kind of Start auth, with deterministic names.
-import type { AuthSettings } from '../project/model.js'
+import type { AuthSettings } from '../model/project.js'
 import type { SecurityScheme } from './types.js'
 
 const DEFAULT_API_KEY_HEADER = 'X-API-Key'

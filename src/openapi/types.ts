@@ -1,5 +1,5 @@
 // The part of the OpenAPI 3.0.3 document model that flowctl writes.
-import type { HttpMethod, JsonSchema } from '../project/model.js'
+import type { HttpMethod, JsonSchema } from '../model/project.js'
 
 /** A schema or a `{ $ref }` into components. */
 export type SchemaOrRef = JsonSchema

@@ -14,7 +14,7 @@ import {
 } from './builtin-schemas.js'
 import * as generatedMeta from './generated/meta-validator.js'
 import * as generatedShapes from './generated/shape-validators.js'
-import type { JsonSchema } from './model.js'
+import type { JsonSchema } from '../model/project.js'
 
 export { SHARED_DEFS } from './builtin-schemas.js'
 

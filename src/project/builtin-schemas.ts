@@ -3,8 +3,8 @@
 // code generation; the fingerprint tells whether the generated validators match these schemas.
 import { createHash } from 'node:crypto'
 import { nodeKinds } from '../nodes/registry.js'
-import type { JsonSchema } from './model.js'
-import { CONDITION_SCHEMA, FLOW_FILE_SCHEMA, PROJECT_FILE_SCHEMA } from './shapes.js'
+import type { JsonSchema } from '../model/project.js'
+import { CONDITION_SCHEMA, FLOW_FILE_SCHEMA, PROJECT_FILE_SCHEMA } from '../model/shapes.js'
 
 /** Definitions every node settings schema may refer to (`$ref: '#/$defs/condition'`). */
 export const SHARED_DEFS: Record<string, JsonSchema> = { condition: CONDITION_SCHEMA }

@@ -2,7 +2,7 @@
 // no flow calls itself (directly or through others), and calls nest at most MAX_CALL_DEPTH deep.
 import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import type { FlowFileResult } from './flow-file.js'
-import type { FlowNode } from './model.js'
+import type { FlowNode } from '../model/project.js'
 import type { SourcePath } from './yaml-source.js'
 
 const CALLING_KINDS = new Set(['call', 'each'])

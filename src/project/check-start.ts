@@ -1,5 +1,5 @@
 // The Start node (method, auth, inputs) and the schedule that feeds it.
-import { checkCronExpression, isValidTimezone } from '../schedule/cron.js'
+import { checkCronExpression, isValidTimezone } from '../language/cron.js'
 import { compileInputSchema, inputSchemaProblem } from './ajv.js'
 import {
   corsFor,
@@ -12,7 +12,7 @@ import {
   type Schedule,
   type StartInfo,
   type StartInputs,
-} from './model.js'
+} from '../model/project.js'
 import type { NodeEntry } from './node-entries.js'
 import { plainlySatisfies } from './plain-schema.js'
 import { describeSchemaErrors } from './schema-messages.js'

@@ -1,12 +1,12 @@
 // `{{ references }}` and `${secrets.X}` in node settings: well-formed, rooted at `run` or at a node
 // that runs before, and secrets that exist (a warning: they may be supplied at run time).
-import { hasTemplate, parseTemplate, TemplateSyntaxError, UNTEMPLATED_SETTINGS } from '../flow/template.js'
-import { inspectExpression } from '../flow/expression.js'
-import type { ExpressionPart, TemplatePart } from '../flow/template.js'
-import { ORIGIN_DONE } from '../flow/url-template.js'
+import { hasTemplate, parseTemplate, TemplateSyntaxError, UNTEMPLATED_SETTINGS } from '../language/template.js'
+import { inspectExpression } from '../language/expression.js'
+import type { ExpressionPart, TemplatePart } from '../language/template.js'
+import { ORIGIN_DONE } from '../language/url-template.js'
 import { didYouMean } from './suggest.js'
 import type { GraphInfo } from './check-graph.js'
-import type { Secrets } from './model.js'
+import type { Secrets } from '../model/project.js'
 import type { NodeEntry } from './node-entries.js'
 import type { ProblemCollector, SourcePath } from './yaml-source.js'
 

@@ -2,7 +2,7 @@
 // the flows named by notification rules.
 import { checkCalls } from './check-calls.js'
 import type { FlowFileResult } from './flow-file.js'
-import { operationIdOf, type Position, type Problem } from './model.js'
+import { operationIdOf, type Position, type Problem } from '../model/project.js'
 import type { SettingsResult } from './settings.js'
 import { positionAt, type SourcePath, type YamlSource } from './yaml-source.js'
 

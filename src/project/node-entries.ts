@@ -2,7 +2,7 @@
 import { getNodeKind, nodeKinds } from '../nodes/registry.js'
 import type { NodeKind } from '../nodes/types.js'
 import { settingsValidator } from './ajv.js'
-import type { FlowNode } from './model.js'
+import type { FlowNode } from '../model/project.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { referenceName } from './slug.js'
 import { didYouMean } from './suggest.js'

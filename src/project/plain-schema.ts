@@ -2,7 +2,7 @@
 // input plainly fits the Start's body schema does not load and run ajv. It answers true only when
 // ajv (INPUT_AJV_OPTIONS: defaults, no coercion) would accept the value; any keyword or value it
 // does not know makes it answer false, and the caller then asks ajv (which also words the errors).
-import type { JsonSchema } from './model.js'
+import type { JsonSchema } from '../model/project.js'
 
 /** Keywords understood here; annotations are ignored as ajv ignores them. */
 const KNOWN = new Set([

@@ -3,8 +3,8 @@
 import { nodeKinds } from '../nodes/registry.js'
 import type { NodeKind } from '../nodes/types.js'
 import { SHARED_DEFS } from './builtin-schemas.js'
-import type { JsonSchema } from './model.js'
-import { FLOW_FILE_SCHEMA } from './shapes.js'
+import type { JsonSchema } from '../model/project.js'
+import { FLOW_FILE_SCHEMA } from '../model/shapes.js'
 
 export type { JsonSchema }
 

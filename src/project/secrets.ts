@@ -1,7 +1,7 @@
 // Secrets: the project's dotenv file, overridden by FLOWCTL_SECRET_<NAME> environment variables.
 // Values are only ever substituted in memory; everything written out goes through `maskSecrets`.
 import { readFile } from 'node:fs/promises'
-import type { Secrets } from './model.js'
+import type { Secrets } from '../model/project.js'
 
 const SECRET_REF = /\$\{secrets\.([A-Za-z0-9_]+)\}/g
 const ENV_PREFIX = 'FLOWCTL_SECRET_'

@@ -1,6 +1,6 @@
 // `flowctl validate`: every problem of flowctl.yaml and of every flow file, at once.
 import { readProject } from './load.js'
-import type { Problem } from './model.js'
+import type { Problem } from '../model/project.js'
 
 export interface ValidationResult {
   /** True when no problem is an error (warnings do not fail). */

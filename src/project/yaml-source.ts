@@ -1,6 +1,6 @@
 // YAML (and JSON) source files parsed with positions, so every problem can point at the exact node.
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type YAMLError } from 'yaml'
-import type { Position, Problem } from './model.js'
+import type { Position, Problem } from '../model/project.js'
 
 export type SourcePath = readonly (string | number)[]
 

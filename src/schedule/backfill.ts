@@ -2,9 +2,9 @@
 // Each minute is claimed like a tick claims it, so a minute that already ran (by a tick, catch-up or
 // an earlier backfill) is listed as `already ran` and not run again.
 import { FlowctlError } from '../errors.js'
-import type { Flow, Project } from '../project/model.js'
-import type { Store } from '../store/types.js'
-import { dueMinutesBetween, floorToMinute } from './cron.js'
+import type { Flow, Project } from '../model/project.js'
+import type { Store } from '../model/store.js'
+import { dueMinutesBetween, floorToMinute } from '../language/cron.js'
 import { emptyCounts, runSchedule, type RunContext, type TickRun } from './tick.js'
 
 /** More due minutes than this in one range is refused (a typo in --from would start years of runs). */

@@ -2,9 +2,9 @@
 // the caller records the (masked) error and the message is tried again on the next tick.
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import type { NotifyChannel, Project } from '../project/model.js'
+import type { NotifyChannel, Project } from '../model/project.js'
 import { maskSecrets, resolveSecretText } from '../project/secrets.js'
-import type { OutboxMessage } from '../store/types.js'
+import type { OutboxMessage } from '../model/store.js'
 
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000
 

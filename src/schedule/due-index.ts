@@ -14,8 +14,8 @@
 // Exactness: a group is in bucket m iff m is its first run at or after the cursor by `nextCronRun`,
 // which agrees minute for minute with `cronMatches` (see cron.ts); runs are chained from the cursor,
 // so no minute between the cursor and m is skipped.
-import type { CatchUp, Flow, Project } from '../project/model.js'
-import { formatInZone, nextCronRun } from './cron.js'
+import type { CatchUp, Flow, Project } from '../model/project.js'
+import { formatInZone, nextCronRun } from '../language/cron.js'
 
 const MINUTE_MS = 60_000
 const MAX_WALK_MINUTES = 24 * 60

@@ -4,11 +4,11 @@
 // the same transaction that moves the cursor (`advanceCursor` is a compare-and-set), so when two
 // ticks race only the winner enqueues. Delivery is separate: messages are leased from the outbox,
 // sent, and marked delivered; a failed send is freed and leased again on the next tick.
-import type { AlertRule, DigestRule, Project } from '../project/model.js'
+import type { AlertRule, DigestRule, Project } from '../model/project.js'
 import { maskSecrets } from '../project/secrets.js'
-import type { RunRecord, Store } from '../store/types.js'
+import type { RunRecord, Store } from '../model/store.js'
 import { deliver } from './channels.js'
-import { cronMatches } from './cron.js'
+import { cronMatches } from '../language/cron.js'
 
 /** Failures listed in one alert; the total is still counted. */
 const MAX_FAILURES_LISTED = 20

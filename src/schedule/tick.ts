@@ -3,10 +3,10 @@
 // then the heartbeat. A failing flow or store never throws out of here; it shows in the summary.
 import { FlowctlError } from '../errors.js'
 import { runFlow } from '../flow/engine.js'
-import type { Flow, Project } from '../project/model.js'
+import type { Flow, Project } from '../model/project.js'
 import { maskSecrets } from '../project/secrets.js'
-import type { Store } from '../store/types.js'
-import { dueMinutesBetween, floorToMinute } from './cron.js'
+import type { Store } from '../model/store.js'
+import { dueMinutesBetween, floorToMinute } from '../language/cron.js'
 import { DueIndex } from './due-index.js'
 import { checkAlert, checkDigest, deliverOutbox, type NotifyOptions } from './notify.js'
 

@@ -1,8 +1,8 @@
 // What both stores share about documents: how one is given back (with `_id`), how an update changes
 // one, and how an expression index is named.
 import { createHash } from 'node:crypto'
-import type { FieldPath } from './document-filter.js'
-import type { DocumentChange } from './types.js'
+import type { FieldPath } from '../model/document-filter.js'
+import type { DocumentChange } from '../model/store.js'
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value)

@@ -3,7 +3,7 @@
 // SQL text comes from the filter as written plus the JSON type of each value (a number compares
 // with numbers, a string with strings: no cross-type matching, as in MongoDB). Field paths are
 // validated when read (letters, digits, `_`, `-`) and quoted here, so they cannot carry SQL either.
-import type { FieldPath, FilterNode, SortKey } from './document-filter.js'
+import type { FieldPath, FilterNode, SortKey } from '../model/document-filter.js'
 
 /** Collects parameters and hands out the dialect's placeholder for each. */
 export class SqlParams {

@@ -2,13 +2,13 @@
 // is SQLite under .flowctl/; a postgres:// URL is PostgreSQL (pg is loaded only then).
 import { join } from 'node:path'
 import { FlowctlError } from '../errors.js'
-import type { Project } from '../project/model.js'
+import type { Project } from '../model/project.js'
 import { resolveSecretText, secretNamesIn } from '../project/secrets.js'
 import { DEFAULT_DATABASE_SCHEMA } from '../project/settings.js'
-import { parseFieldPath, type FieldPath } from './document-filter.js'
-import type { DocumentIndexes, Store } from './types.js'
+import { parseFieldPath, type FieldPath } from '../model/document-filter.js'
+import type { DocumentIndexes, Store } from '../model/store.js'
 
-export type { Store } from './types.js'
+export type { Store } from '../model/store.js'
 
 /** Where the embedded database of a project lives. */
 export function embeddedDatabaseFile(projectDir: string): string {

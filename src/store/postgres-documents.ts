@@ -4,10 +4,10 @@
 // with `(body - unset) || set`, and only rows whose content changes are written.
 import { createHash } from 'node:crypto'
 import type { QueryResultRow } from 'pg'
-import type { FilterNode } from './document-filter.js'
+import type { FilterNode } from '../model/document-filter.js'
 import { documentIndexName, withId } from './documents.js'
 import { compileFilter, compileSort, POSTGRES_DIALECT, postgresValue, SqlParams } from './filter-sql.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery } from './types.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery } from '../model/store.js'
 
 type Query = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 

@@ -1,6 +1,6 @@
 // The SQL of the PostgreSQL store and its row mappings. Parameters are always positional; JSON
 // values are sent as text (pg would turn a JS array into a PostgreSQL array, not JSON).
-import type { OutboxMessage, RunRecord } from './types.js'
+import type { OutboxMessage, RunRecord } from '../model/store.js'
 
 export interface RunRow {
   id: string

@@ -3,7 +3,7 @@
 // imported lazily so SQLite-only users never load it.
 import type { Pool, QueryResultRow } from 'pg'
 import { FlowctlError } from '../errors.js'
-import type { FilterNode } from './document-filter.js'
+import type { FilterNode } from '../model/document-filter.js'
 import { withId } from './documents.js'
 import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
@@ -18,7 +18,7 @@ import {
   updatePostgresDocuments,
 } from './postgres-documents.js'
 import { parseRunDetails } from './run-details.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from './types.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
 import { WriteBatcher } from './write-batch.js'
 
 /** A run (startedAt already canonical) or a document waiting for the next group commit. */

@@ -3,11 +3,11 @@
 // matching rows inside one IMMEDIATE transaction on this connection, so nothing can change them
 // in between; the merge is the one applyChange both stores' semantics are defined by.
 import type Database from 'better-sqlite3'
-import type { FilterNode } from './document-filter.js'
+import type { FilterNode } from '../model/document-filter.js'
 import { applyChange, documentIndexName, withId } from './documents.js'
 import { canonicalJson, compileFilter, compileSort, SQLITE_DIALECT, sqliteJson, SqlParams } from './filter-sql.js'
 import { guarded } from './sqlite-connection.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery } from './types.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery } from '../model/store.js'
 
 /** Prepared statements kept per connection; past this many distinct filters the cache starts over. */
 const MAX_CACHED_STATEMENTS = 256

@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { FlowctlError } from '../errors.js'
-import type { FilterNode } from './document-filter.js'
+import type { FilterNode } from '../model/document-filter.js'
 import { withId } from './documents.js'
 import { canonicalJson } from './filter-sql.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
@@ -18,7 +18,7 @@ import { guarded, openSqliteConnection } from './sqlite-connection.js'
 import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from './types.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
 
 export interface SqliteStoreOptions {
   /**

@@ -1,6 +1,6 @@
 // `flowctl test --coverage`: per flow, the nodes no case reached and the ports no case left by.
 // Sub-flows run by call/each count for the flow they belong to.
-import type { Flow } from '../project/model.js'
+import type { Flow } from '../model/project.js'
 import type { ReachedStep } from './run-case.js'
 import { nodePorts } from './test-file.js'
 

@@ -1,7 +1,7 @@
 // Finding and checking a project's test files: tests/**/*.test.yaml.
 import { readdir, readFile } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
-import type { Problem, Project } from '../project/model.js'
+import type { Problem, Project } from '../model/project.js'
 import { sortProblems } from '../project/yaml-source.js'
 import { checkTestFile, type TestFile } from './test-file.js'
 

@@ -2,11 +2,11 @@
 // case's documents), http nodes answered
 // from the case's mocks (never the network), the case's secrets over the project's, and its `now`.
 import { runFlow } from '../flow/engine.js'
-import type { NodeFetch, TraceStep } from '../flow/types.js'
+import type { NodeFetch, TraceStep } from '../model/run.js'
 import { maskValue } from '../flow/mask.js'
-import type { Project } from '../project/model.js'
+import type { Project } from '../model/project.js'
 import { openSqliteStore } from '../store/sqlite.js'
-import type { Store } from '../store/types.js'
+import type { Store } from '../model/store.js'
 import { diffLines, partialMatch, type Mismatch } from './match.js'
 import type { HttpMock, TestCase, TestFile } from './test-file.js'
 

@@ -1,7 +1,7 @@
 // One `flowctl test` pass: load the project and its test files, run every case, gather coverage.
 import { isFlowctlError } from '../errors.js'
 import { loadProject } from '../project/load.js'
-import type { Problem, Project } from '../project/model.js'
+import type { Problem, Project } from '../model/project.js'
 import { flowCoverage, type FlowCoverage } from './coverage.js'
 import { loadTests } from './discover.js'
 import { runCase, type CaseResult } from './run-case.js'

@@ -2,11 +2,11 @@
 // checked against the project it tests: the flow exists, mocks name http nodes the run can reach,
 // expected ports and failing nodes exist.
 import { shapeValidator } from '../project/ajv.js'
-import type { Flow, Problem, Project } from '../project/model.js'
+import type { Flow, Problem, Project } from '../model/project.js'
 import { describeSchemaErrors } from '../project/schema-messages.js'
 import { parseYamlSource, positionAt, ProblemCollector } from '../project/yaml-source.js'
 import { getNodeKind } from '../nodes/registry.js'
-import type { RunInput } from '../flow/types.js'
+import type { RunInput } from '../model/run.js'
 import { TEST_FILE_SCHEMA } from './shape.js'
 
 export type HttpMock = { status: number; headers: Record<string, string>; body: unknown } | { error: 'timeout' | 'network' }

@@ -1,7 +1,7 @@
 // Reads the text of a users file, reporting every problem with file:line:column.
 import { LineCounter, parseDocument, type Document } from 'yaml'
 import { FlowctlError } from '../errors.js'
-import type { Problem } from '../project/model.js'
+import type { Problem } from '../model/project.js'
 import { isRole, PROJECT_ID_PATTERN, USER_NAME_PATTERN, type UserEntry } from './types.js'
 
 const HASH_PATTERN = /^[0-9a-f]{64}$/

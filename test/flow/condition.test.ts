@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { evaluateCondition, valuesEqual } from '../../src/flow/condition.js'
-import { resolveValue } from '../../src/flow/resolve.js'
+import { evaluateCondition, valuesEqual } from '../../src/language/condition.js'
+import { resolveValue } from '../../src/language/resolve.js'
 
 const scope = {
   run: { id: 'r1', startedAt: '2024-01-01T00:00:00.000Z', trigger: 'cli' },

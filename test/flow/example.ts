@@ -1,7 +1,7 @@
 // The example project (fixtures/example), loaded by the real loader.
 import { join } from 'node:path'
 import { loadProject } from '../../src/project/load.js'
-import type { Project, ProjectLimits } from '../../src/project/model.js'
+import type { Project, ProjectLimits } from '../../src/model/project.js'
 import { ROOT } from '../helpers.js'
 
 export const EXAMPLE_DIR = join(ROOT, 'fixtures', 'example')

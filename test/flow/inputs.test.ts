@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { compiledInputsOf, validateInputs } from '../../src/flow/inputs.js'
-import type { StartInputs } from '../../src/project/model.js'
-import type { RunInput } from '../../src/flow/types.js'
+import type { StartInputs } from '../../src/model/project.js'
+import type { RunInput } from '../../src/model/run.js'
 import { buildFlow } from './build.js'
 
 function flowWith(inputs: StartInputs) {

@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadProject } from '../../src/project/load.js'
-import type { Project } from '../../src/project/model.js'
+import type { Project } from '../../src/model/project.js'
 import { makeTempDir } from '../helpers.js'
 
 export async function projectFromText(flows: Record<string, string>, options: { settings?: string; env?: Record<string, string>; dotenv?: string } = {}): Promise<Project> {

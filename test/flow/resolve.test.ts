@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createResolver, createScope, MissingSecretError, resolveValue, templateCacheOf } from '../../src/flow/resolve.js'
+import { createResolver, createScope, MissingSecretError, resolveValue, templateCacheOf } from '../../src/language/resolve.js'
 import { buildFlow } from './build.js'
 
 const scope = Object.assign(createScope({ id: 'run-1', startedAt: '2024-05-01T10:00:00.000Z', trigger: 'http' }), {

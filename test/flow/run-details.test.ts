@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFlow } from '../../src/flow/engine.js'
 import { replayRun } from '../../src/flow/replay.js'
 import { cutMarker } from '../../src/flow/run-details.js'
-import type { HistoryKeep } from '../../src/project/model.js'
+import type { HistoryKeep } from '../../src/model/project.js'
 import { openSqliteStore } from '../../src/store/sqlite.js'
-import type { Store } from '../../src/store/types.js'
+import type { Store } from '../../src/model/store.js'
 import { buildFlow, buildProject } from './build.js'
 
 let store: Store

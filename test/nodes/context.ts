@@ -1,7 +1,7 @@
 // A real NodeContext for node tests: the real resolver over a hand-built scope and a real store.
-import { createResolver, createScope, resolveParts, templateCacheOf, type ExpressionValues, type Scope } from '../../src/flow/resolve.js'
+import { createResolver, createScope, resolveParts, templateCacheOf, type ExpressionValues, type Scope } from '../../src/language/resolve.js'
 import type { NodeContext } from '../../src/nodes/types.js'
-import type { Store } from '../../src/store/types.js'
+import type { Store } from '../../src/model/store.js'
 import { buildFlow, buildProject, type NodeSpec } from '../flow/build.js'
 
 export interface ContextOptions {

@@ -7,7 +7,7 @@ import { findNode } from '../../src/nodes/find.js'
 import { getNode } from '../../src/nodes/get.js'
 import { updateNode } from '../../src/nodes/update.js'
 import { openSqliteStore } from '../../src/store/sqlite.js'
-import type { Store } from '../../src/store/types.js'
+import type { Store } from '../../src/model/store.js'
 import { nodeContext } from './context.js'
 
 let store: Store

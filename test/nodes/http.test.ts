@@ -139,7 +139,7 @@ describe('http node: query, url values, form, failOnStatus', () => {
 /** A url with an expression: evaluated the way the engine does before the node runs. */
 async function echoWithExpression(url: string): Promise<Record<string, unknown>> {
   const { buildFlow } = await import('../flow/build.js')
-  const { createScope, evaluateNodeExpressions, resolveParts, createResolver, templateCacheOf } = await import('../../src/flow/resolve.js')
+  const { createScope, evaluateNodeExpressions, resolveParts, createResolver, templateCacheOf } = await import('../../src/language/resolve.js')
   const flow = buildFlow('Expr Url', [{ id: 'h', type: 'http', url }])
   const node = flow.nodes[0]!
   const scope = Object.assign(createScope({ id: 'r', startedAt: '', trigger: 'cli' }), { start: { q: 'a&admin=1#x' } })

@@ -6,7 +6,7 @@ import { setNode } from '../../src/nodes/set.js'
 import { startNode } from '../../src/nodes/start.js'
 import { switchNode } from '../../src/nodes/switch.js'
 import { openSqliteStore } from '../../src/store/sqlite.js'
-import type { Store } from '../../src/store/types.js'
+import type { Store } from '../../src/model/store.js'
 import { nodeContext } from './context.js'
 
 const scope = { start: { qty: 12, sku: 'A-1', state: 'shipped', code: '2' }, price: { total: 9.5 } }

@@ -1,6 +1,6 @@
 // Builds loaded-project objects by hand, so the generator is tested without the loader.
-import type { AuthSettings, BodyType, Flow, HttpMethod, JsonSchema, Project, StartInputs } from '../../src/project/model.js'
-import { DEFAULT_LIMITS } from '../../src/project/model.js'
+import type { AuthSettings, BodyType, Flow, HttpMethod, JsonSchema, Project, StartInputs } from '../../src/model/project.js'
+import { DEFAULT_LIMITS } from '../../src/model/project.js'
 import { buildNode, type NodeSpec } from '../flow/build.js'
 
 // One node builder for every test: the engine tests' (test/flow/build.ts).

@@ -2,7 +2,7 @@ import { compileErrors, validate } from '@readme/openapi-parser'
 import { describe, expect, it } from 'vitest'
 import { formatOpenApi } from '../../src/openapi/format.js'
 import { generateOpenApi, type OpenApiDocument } from '../../src/openapi/generate.js'
-import type { Flow } from '../../src/project/model.js'
+import type { Flow } from '../../src/model/project.js'
 import { flow, project, simpleFlow } from './build-project.js'
 
 const SERVER = 'http://localhost:3000'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { toOpenApiSchema } from '../../src/openapi/schema-convert.js'
-import type { JsonSchema } from '../../src/project/model.js'
+import type { JsonSchema } from '../../src/model/project.js'
 
 const cases: [string, JsonSchema, JsonSchema][] = [
   ['keeps portable string keywords', { type: 'string', minLength: 1, maxLength: 9, pattern: '^a', format: 'email', description: 'd' },

@@ -4,10 +4,10 @@ import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import { Cron } from 'croner'
 import { INPUT_AJV_OPTIONS } from '../../src/project/builtin-schemas.js'
-import type { JsonSchema } from '../../src/project/model.js'
+import type { JsonSchema } from '../../src/model/project.js'
 import { plainlySatisfies } from '../../src/project/plain-schema.js'
-import { checkCronExpression, isValidTimezone } from '../../src/schedule/cron.js'
-import { readCron } from '../../src/schedule/cron-dialect.js'
+import { checkCronExpression, isValidTimezone } from '../../src/language/cron.js'
+import { readCron } from '../../src/language/cron-dialect.js'
 
 const require = createRequire(import.meta.url)
 const { Ajv } = require('ajv') as typeof import('ajv')

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadProject } from '../../src/project/load.js'
-import { DEFAULT_LIMITS } from '../../src/project/model.js'
+import { DEFAULT_LIMITS } from '../../src/model/project.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const EXAMPLE = join(ROOT, 'fixtures', 'example')

@@ -11,9 +11,9 @@ import { nodeKinds } from '../../src/nodes/registry.js'
 import { compileShapeSchema, inputSchemaProblem, shapeValidator } from '../../src/project/ajv.js'
 import { builtinSchemas, INPUT_AJV_OPTIONS } from '../../src/project/builtin-schemas.js'
 import * as generatedShapes from '../../src/project/generated/shape-validators.js'
-import type { JsonSchema } from '../../src/project/model.js'
+import type { JsonSchema } from '../../src/model/project.js'
 import { GENERATED_MODULES, metaValidatorSource, shapeValidatorsSource } from '../../src/project/precompile.js'
-import { FLOW_FILE_SCHEMA, PROJECT_FILE_SCHEMA } from '../../src/project/shapes.js'
+import { FLOW_FILE_SCHEMA, PROJECT_FILE_SCHEMA } from '../../src/model/shapes.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const require = createRequire(import.meta.url)

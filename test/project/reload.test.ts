@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { FlowctlError } from '../../src/errors.js'
 import { loadProject, reloadProject } from '../../src/project/load.js'
-import type { Project } from '../../src/project/model.js'
+import type { Project } from '../../src/model/project.js'
 
 const EXAMPLE = join(import.meta.dirname, '..', '..', 'fixtures', 'example')
 let dir: string

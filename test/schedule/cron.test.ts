@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { checkCronExpression, cronMatches, dueMinutesBetween, isValidTimezone, nextCronRun } from '../../src/schedule/cron.js'
+import { checkCronExpression, cronMatches, dueMinutesBetween, isValidTimezone, nextCronRun } from '../../src/language/cron.js'
 import { DUE_TABLE, REJECT_TABLE } from './cronie-reference.js'
 
 const MINUTE = 60_000

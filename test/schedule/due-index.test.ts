@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { Project } from '../../src/project/model.js'
-import { cronMatches } from '../../src/schedule/cron.js'
+import type { Project } from '../../src/model/project.js'
+import { cronMatches } from '../../src/language/cron.js'
 import { DueIndex, listSchedules } from '../../src/schedule/due-index.js'
 import { makeProject, seeded, type FlowSpec } from './projects.js'
 

@@ -1,5 +1,5 @@
 // Hand-built Project objects for the scheduler's pure tests (no YAML, no loader).
-import { DEFAULT_LIMITS, type Flow, type FlowNode, type NotifySettings, type Project, type Schedule } from '../../src/project/model.js'
+import { DEFAULT_LIMITS, type Flow, type FlowNode, type NotifySettings, type Project, type Schedule } from '../../src/model/project.js'
 
 export interface FlowSpec {
   slug: string

@@ -3,7 +3,7 @@
 // (another `serve` instance, a crontab `tick`).
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunRecord, Store } from '../../src/store/types.js'
+import type { RunRecord, Store } from '../../src/model/store.js'
 import { describeDocumentsContract } from './documents-contract.js'
 
 let runCounter = 0

@@ -3,9 +3,9 @@
 // hostile values arriving through {{ references }}. Both stores must give exactly these answers.
 import { randomBytes } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { resolveValue } from '../../src/flow/resolve.js'
-import { bindFilter, parseFilter, parseSort, type FilterNode } from '../../src/store/document-filter.js'
-import type { Store } from '../../src/store/types.js'
+import { resolveValue } from '../../src/language/resolve.js'
+import { bindFilter, parseFilter, parseSort, type FilterNode } from '../../src/model/document-filter.js'
+import type { Store } from '../../src/model/store.js'
 
 /** The seed documents, by name. qty is a number except in "c" (a string); "d" and "e" hold hostile-looking values. */
 const SEED: Record<string, Record<string, unknown>> = {

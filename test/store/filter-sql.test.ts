@@ -1,7 +1,7 @@
 // The filter compiler, table-driven on both dialects: what SQL each written filter becomes, that every
 // value is a bound parameter, and the load problems of filters and sorts.
 import { describe, expect, it } from 'vitest'
-import { bindFilter, parseFieldPath, parseFilter, parseSort } from '../../src/store/document-filter.js'
+import { bindFilter, parseFieldPath, parseFilter, parseSort } from '../../src/model/document-filter.js'
 import { canonicalJson, compileFilter, compileSort, POSTGRES_DIALECT, SQLITE_DIALECT, SqlParams } from '../../src/store/filter-sql.js'
 
 const S = (p: string) => `json_extract(body, '$."${p}"')`

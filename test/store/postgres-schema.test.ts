@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { DEFAULT_LIMITS, type Project } from '../../src/project/model.js'
+import { DEFAULT_LIMITS, type Project } from '../../src/model/project.js'
 import { validateProject } from '../../src/project/validate.js'
 import { openStore } from '../../src/store/index.js'
 import { openPostgresStore } from '../../src/store/postgres.js'

@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadProject } from '../../src/project/load.js'
-import type { Project } from '../../src/project/model.js'
+import type { Project } from '../../src/model/project.js'
 import { checkTestFile } from '../../src/testing/test-file.js'
 import { ROOT } from '../helpers.js'
 

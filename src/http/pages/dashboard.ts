@@ -1,6 +1,6 @@
 // `/`: every project the caller may read — its flows with a small picture of each graph, its
 // schedules, the last runs (updated live) and its load problems.
-import type { Project } from '../../project/model.js'
+import type { Project } from '../../model/project.js'
 import { html, type SafeHtml } from '../html.js'
 import type { ProjectStatus, StatusView } from '../status-data.js'
 import { renderFlowGraph } from './graph-svg.js'

@@ -1,9 +1,9 @@
 // `/flows/<projectId>/<slug>`: the flow's graph, route, schedule and last runs, and a form generated
 // from the Start's input schemas (a field per path, query and header input, a JSON editor for the
 // body) that runs the flow and shows the answer and the trace.
-import type { Flow, JsonSchema, Project } from '../../project/model.js'
+import type { Flow, JsonSchema, Project } from '../../model/project.js'
 import { runPath } from '../../openapi/generate.js'
-import type { RunRecord } from '../../store/types.js'
+import type { RunRecord } from '../../model/store.js'
 import { html, type SafeHtml } from '../html.js'
 import { renderFlowGraph } from './graph-svg.js'
 import { pageResponse } from './layout.js'

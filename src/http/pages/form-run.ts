@@ -2,9 +2,9 @@
 // `path.<name>`, `query.<name>`, `headers.<name>` and `body` (JSON text) become a run through the
 // one engine, with a trace. Empty fields are left out, as an HTTP caller would leave them out.
 import { runFlow } from '../../flow/engine.js'
-import type { Trace } from '../../flow/types.js'
-import type { Flow, Project } from '../../project/model.js'
-import type { Store } from '../../store/types.js'
+import type { Trace } from '../../model/run.js'
+import type { Flow, Project } from '../../model/project.js'
+import type { Store } from '../../model/store.js'
 
 export interface FormRunAnswer {
   projectId: string

@@ -4,7 +4,7 @@
 // through `html`, which escapes it. Layouts are cached per flow version (Flow objects are replaced
 // on reload), so a dashboard refresh does not lay out every flow again.
 import dagre from '@dagrejs/dagre'
-import type { Flow } from '../../project/model.js'
+import type { Flow } from '../../model/project.js'
 import { html, type SafeHtml } from '../html.js'
 
 export interface RunPath {

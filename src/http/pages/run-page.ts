@@ -1,8 +1,8 @@
 // `/runs/<projectId>/<runId>`: one run — the flow's graph with the path taken highlighted and the
 // failed node marked, the facts of the record, the input, each step's output and timing, and a
 // Replay button for callers who may run the flow.
-import type { Flow, Project } from '../../project/model.js'
-import type { StoredRun, StoredTraceStep } from '../../store/types.js'
+import type { Flow, Project } from '../../model/project.js'
+import type { StoredRun, StoredTraceStep } from '../../model/store.js'
 import { html, type SafeHtml } from '../html.js'
 import { renderFlowGraph, runPathOf } from './graph-svg.js'
 import { pageResponse, statusBadge, timeTag } from './layout.js'

@@ -1,6 +1,6 @@
 // The run list of the dashboard and the flow page. Rows added live by the page script (on each
 // `run` event of /api/events) have the same cells, built there with textContent, never markup.
-import type { RunRecord } from '../../store/types.js'
+import type { RunRecord } from '../../model/store.js'
 import { html, type SafeHtml } from '../html.js'
 import { statusBadge, timeTag } from './layout.js'
 

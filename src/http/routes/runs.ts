@@ -3,7 +3,7 @@
 // `flowctl history --json` prints it. `GET /api/runs/<projectId>/<runId>`: one record with its input
 // and trace, as `flowctl history show --json` prints it.
 import { getRouterParam, type H3Event } from 'h3'
-import type { RunStatus } from '../../store/types.js'
+import type { RunStatus } from '../../model/store.js'
 import type { AppContext } from '../context.js'
 import { errorResponse, jsonResponse, STORE_UNAVAILABLE } from '../respond.js'
 import { accessResponse, projectAccess } from '../access.js'

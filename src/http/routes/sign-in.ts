@@ -8,20 +8,10 @@ import { isCrossSite } from '../access.js'
 import type { AppContext } from '../context.js'
 import { html } from '../html.js'
 import { messagePage, pageResponse } from '../pages/layout.js'
+import { TOKEN_COOKIE } from '../sign-in.js'
 
-export const TOKEN_COOKIE = 'flowctl_token'
 const MAX_FORM_BYTES = 4096
 
-/** The token of the sign-in cookie, or null. */
-export function cookieToken(headers: Headers): string | null {
-  const cookie = headers.get('cookie')
-  if (!cookie) return null
-  for (const part of cookie.split(';')) {
-    const [name, ...rest] = part.trim().split('=')
-    if (name === TOKEN_COOKIE) return decodeURIComponent(rest.join('=')) || null
-  }
-  return null
-}
 
 function signInPage(status: number, note = ''): Response {
   return pageResponse(status, {

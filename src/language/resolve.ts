@@ -2,7 +2,7 @@
 // `${secrets.NAME}`. This is the hot path of every run: each distinct string is parsed once per flow
 // version, and resolving stays synchronous. JSONata evaluates asynchronously, so the engine evaluates a
 // node's expressions just before the node runs (`evaluateNodeExpressions`) and `resolve` reads the values.
-import type { Flow, FlowNode, Secrets } from '../project/model.js'
+import type { Flow, FlowNode, Secrets } from '../model/project.js'
 import { compileExpression, evaluateExpression, type CompiledExpression } from './expression.js'
 import { parseTemplate, UNTEMPLATED_SETTINGS, type ExpressionPart, type ParsedTemplate, type Reference } from './template.js'
 

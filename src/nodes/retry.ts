@@ -1,5 +1,5 @@
 // The `retry` and `onError` settings every node but start and end may carry (SPEC §13).
-import type { JsonSchema } from '../project/model.js'
+import type { JsonSchema } from '../model/project.js'
 
 export interface RetrySettings {
   attempts: number

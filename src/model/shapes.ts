@@ -1,6 +1,6 @@
 // JSON Schemas of the parts of flow files and flowctl.yaml that are not node settings. They check
 // files at load time and are also published (through buildFlowSchema) for editors.
-import type { JsonSchema } from './model.js'
+import type { JsonSchema } from './project.js'
 
 export const CONDITION_OPERATORS = [
   'eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith', 'in', 'exists', 'empty',

@@ -1,7 +1,7 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
-import type { BodyType, Flow, FlowNode, Project } from '../project/model.js'
-import type { RunRecord, RunTrigger, Store, StoredTraceStep } from '../store/types.js'
+import type { BodyType, Flow, FlowNode, Project } from './project.js'
+import type { RunRecord, RunTrigger, Store, StoredTraceStep } from './store.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {

@@ -1,6 +1,6 @@
 // Templates in string settings: `{{ root.a.b }}` references, `{{= expression }}` JSONata expressions
 // and `${secrets.NAME}`. Parsed once per flow version; references never evaluate code, and
-// expressions are evaluated only by JSONata, bounded (src/flow/expression.ts).
+// expressions are evaluated only by JSONata, bounded (src/language/expression.ts).
 
 export interface Reference {
   kind: 'ref'

@@ -1,0 +1,44 @@
+// The layers of src/, lowest first. A module may import its own layer and the layers below it, never
+// one above (type-only imports included). `npm test` runs this through `npm run depcheck`.
+const LAYERS = [
+  'model',     // shapes every layer shares: the loaded project, the store interface, run types, filters
+  'errors',    // the one error catalog (src/errors.ts)
+  'language',  // templates, {{= }} expressions, conditions, URL templates, cron: pure functions
+  'nodes',     // one file per node kind + the registry
+  'project',   // find, load and check a project
+  'users',     // the workspace users file
+  'store',     // SQLite and PostgreSQL stores
+  'flow',      // the engine that runs a flow (shared by the CLI, the server and the scheduler)
+  'schedule',  // the due index, the tick, notifications
+  'openapi',   // the document generator
+  'testing',   // `flowctl test`
+  'http',      // the h3 app
+  'cli',       // commands
+  'index',     // the public API
+]
+const pathOf = (layer) => (layer === 'errors' || layer === 'index' ? `^src/${layer}\\.ts$` : `^src/${layer}/`)
+
+module.exports = {
+  forbidden: [
+    ...LAYERS.slice(0, -1).map((layer, i) => ({
+      name: `layer-${layer}`,
+      comment: `src/${layer} may not import a higher layer (${LAYERS.slice(i + 1).join(', ')}); see the layer list in .dependency-cruiser.cjs and the README`,
+      severity: 'error',
+      from: { path: pathOf(layer) },
+      to: { path: LAYERS.slice(i + 1).map(pathOf).join('|') },
+    })),
+    {
+      name: 'no-circular',
+      comment: 'modules import each other in one direction only',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/project/generated/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+}
