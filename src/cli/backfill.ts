@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { flowOf, openProject, projectDir, type CommandContext } from './context.js'
 import { parseIsoFlag, printRuns, refuseFuture } from './schedule-time.js'
+import { jsonFlag, projectFlag } from './flags.js'
 
 export function defineBackfillCommand(program: Command, context: CommandContext): void {
   program
@@ -9,9 +10,9 @@ export function defineBackfillCommand(program: Command, context: CommandContext)
     .argument('<slug>', 'the flow')
     .requiredOption('--from <iso>', 'first minute of the range (ISO 8601, included)')
     .requiredOption('--to <iso>', 'last minute of the range (ISO 8601, included; the future only with --dry-run)')
-    .option('--project <dir>', 'project folder (default: the current folder)')
+    .addOption(projectFlag())
     .option('--dry-run', 'print what would run and write nothing')
-    .option('--json', 'print the result as JSON')
+    .addOption(jsonFlag('print the result as JSON'))
     .action(async (slug: string, flags: { project?: string; from: string; to: string; dryRun?: boolean }) => {
       const from = parseIsoFlag('--from', flags.from)
       const to = parseIsoFlag('--to', flags.to)

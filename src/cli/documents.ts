@@ -3,6 +3,7 @@ import { FlowctlError } from '../errors.js'
 import { bindFilter, FilterValueError, parseFilter, parseSort, type FilterProblem } from '../model/document-filter.js'
 import { openProject, projectDir, type CommandContext } from './context.js'
 import type { Output } from './output.js'
+import { jsonFlag, projectFlag } from './flags.js'
 
 interface DocumentsFlags {
   project?: string
@@ -19,11 +20,11 @@ export function defineDocumentsCommand(program: Command, context: CommandContext
     .command('documents')
     .description('list document collections with counts, or the documents of one collection (newest first)')
     .argument('[collection]', 'the collection to list documents of')
-    .option('--project <dir>', 'project folder (default: the current folder)')
+    .addOption(projectFlag())
     .option('--filter <json>', 'only documents matching this filter, e.g. \'{"status":"open"}\'')
     .option('--sort <json>', 'sort keys, e.g. \'{"qty":-1}\' (default: newest first)')
     .option('--limit <n>', `at most this many documents (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`)
-    .option('--json', 'print JSON')
+    .addOption(jsonFlag('print JSON'))
     .action(async (collection: string | undefined, flags: DocumentsFlags) => {
       if (collection === undefined) {
         for (const flag of ['filter', 'sort', 'limit'] as const) {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
 import { projectDir, type CommandContext } from './context.js'
+import { jsonFlag, projectFlag } from './flags.js'
 
 interface ExportFlags {
   project?: string
@@ -16,12 +17,12 @@ export function defineExportOpenApiCommand(program: Command, context: CommandCon
   program
     .command('export-openapi')
     .description("write the project's OpenAPI 3.0.3 document (for CI)")
-    .option('--project <dir>', 'project folder (default: the current folder)')
+    .addOption(projectFlag())
     .option('--out <file>', 'write to this file (default: standard output)')
     .option('--format <format>', 'json or yaml (default: from --out, else json)')
     .option('--server-url <url>', `servers[0].url (default ${DEFAULT_SERVER_URL})`)
     .option('--check', 'exit 1 when --out differs from what would be written')
-    .option('--json', 'print the result as JSON')
+    .addOption(jsonFlag('print the result as JSON'))
     .action(async (flags: ExportFlags) => {
       const { readFile, writeFile } = await import('node:fs/promises')
       const { resolve } = await import('node:path')

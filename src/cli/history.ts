@@ -3,6 +3,7 @@ import { FlowctlError } from '../errors.js'
 import type { RunRecord, StoredRun } from '../model/store.js'
 import { openProject, projectDir, type CommandContext } from './context.js'
 import type { Output } from './output.js'
+import { jsonFlag, projectFlag } from './flags.js'
 
 interface HistoryFlags {
   project?: string
@@ -15,11 +16,11 @@ export function defineHistoryCommand(program: Command, context: CommandContext):
   const history = program
     .command('history')
     .description('list run history, newest first')
-    .option('--project <dir>', 'project folder (default: the current folder)')
+    .addOption(projectFlag())
     .option('--flow <slug>', 'only runs of this flow')
     .option('--status <status>', 'only runs with this status: success or error')
     .option('--limit <n>', 'at most this many runs (default 20)')
-    .option('--json', 'print the records as JSON')
+    .addOption(jsonFlag('print the records as JSON'))
     .action(async (flags: HistoryFlags) => {
       const status = flags.status
       if (status !== undefined && status !== 'success' && status !== 'error') {
@@ -41,8 +42,8 @@ export function defineHistoryCommand(program: Command, context: CommandContext):
     .command('show')
     .description('show one run record')
     .argument('<runId>', 'the run id (X-Run-Id, or from `flowctl history`)')
-    .option('--project <dir>', 'project folder (default: the current folder)')
-    .option('--json', 'print the record as JSON')
+    .addOption(projectFlag())
+    .addOption(jsonFlag('print the record as JSON'))
     .action(async (runId: string, flags: { project?: string }) => {
       // Options given before `show` belong to the parent command.
       const parentProject = (history.opts() as HistoryFlags).project

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
 import type { CommandContext } from './context.js'
+import { jsonFlag } from './flags.js'
 
 export function defineInitCommand(program: Command, context: CommandContext): void {
   program
@@ -11,7 +12,7 @@ export function defineInitCommand(program: Command, context: CommandContext): vo
     .option('--template <name>', 'template from templates/ (default basic)', 'basic')
     .option('--id <projectId>', 'project id (default: from the folder name)')
     .option('--name <name>', 'project name (default: from the folder name)')
-    .option('--json', 'print { ok, dir, projectId, files, merged, kept } as JSON')
+    .addOption(jsonFlag('print { ok, dir, projectId, files, merged, kept } as JSON'))
     .action(async (dir: string | undefined, flags: { project?: string; template: string; id?: string; name?: string }) => {
       const { createProjectFromTemplate, listTemplates } = await import('./templates.js')
       const { resolve, relative } = await import('node:path')

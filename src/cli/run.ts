@@ -3,6 +3,7 @@ import { FlowctlError } from '../errors.js'
 import type { RunOutcome } from '../model/run.js'
 import { collect, flowOf, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
 import type { TraceStep } from '../model/run.js'
+import { jsonFlag, projectFlag } from './flags.js'
 
 interface RunFlags {
   project?: string
@@ -20,13 +21,13 @@ export function defineRunCommand(program: Command, context: CommandContext): voi
     .command('run')
     .description('run a flow once, locally, through the same pipeline as the Run API (auth is not checked)')
     .argument('[slug]', 'the flow to run (not needed with --replay)')
-    .option('--project <dir>', 'project folder (default: the current folder)')
+    .addOption(projectFlag())
     .option('--body <json>', 'request body as JSON (text for a Start with accept: [text]), or @file to read it from a file')
     .option('--param <name=value>', 'path parameter (repeatable)', collect)
     .option('--query <name=value>', 'query parameter (repeatable)', collect)
     .option('--header <name=value>', 'request header (repeatable)', collect)
     .option('--trace', 'also print the trace of every step')
-    .option('--json', 'print { status, body, runId } as JSON')
+    .addOption(jsonFlag('print { status, body, runId } as JSON'))
     .option('--replay <runId>', "run a recorded run's input again through the flow's current version")
     .action(async (slug: string | undefined, flags: RunFlags) => {
       if (flags.replay !== undefined) {

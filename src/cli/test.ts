@@ -6,6 +6,7 @@ import { failureLines } from '../testing/report.js'
 import type { CaseResult } from '../testing/run-case.js'
 import type { TestPass } from '../testing/session.js'
 import { projectDir, type CommandContext } from './context.js'
+import { jsonFlag, projectFlag } from './flags.js'
 
 export interface TestFlags {
   project?: string
@@ -23,9 +24,9 @@ export function defineTestCommand(program: Command, context: CommandContext): vo
   program
     .command('test')
     .description('run the flow tests in tests/**/*.test.yaml (mocked http, in-memory store)')
-    .option('--project <dir>', 'project folder (default: the current folder)')
+    .addOption(projectFlag())
     .option('--flow <slug>', 'only the tests of this flow')
-    .option('--json', 'print { ok, passed, failed, cases, coverage } as JSON')
+    .addOption(jsonFlag('print { ok, passed, failed, cases, coverage } as JSON'))
     .option('--reporter <name>', `default, or junit for JUnit XML (to --out FILE, else standard output)`, 'default')
     .option('--out <file>', 'where --reporter junit writes its XML')
     .option('--coverage', 'list per flow the nodes and ports no case reached')

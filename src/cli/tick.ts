@@ -1,15 +1,16 @@
 import type { Command } from 'commander'
 import { openProject, projectDir, type CommandContext } from './context.js'
 import { parseIsoFlag, printRuns, refuseFuture } from './schedule-time.js'
+import { jsonFlag, projectFlag } from './flags.js'
 
 export function defineTickCommand(program: Command, context: CommandContext): void {
   program
     .command('tick')
     .description('run one scheduler tick: the schedules due this minute (and missed ones with catchUp), alerts and digests (for the system crontab)')
-    .option('--project <dir>', 'project folder (default: the current folder)')
+    .addOption(projectFlag())
     .option('--at <iso>', 'pretend the tick happens at this time (ISO 8601; the future only with --dry-run)')
     .option('--dry-run', 'print what would run and write nothing')
-    .option('--json', 'print the tick summary as JSON')
+    .addOption(jsonFlag('print the tick summary as JSON'))
     .action(async (flags: { project?: string; at?: string; dryRun?: boolean }) => {
       const now = new Date()
       const at = flags.at === undefined ? now : parseIsoFlag('--at', flags.at)

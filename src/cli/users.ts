@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
 import { collect, type CommandContext } from './context.js'
+import { jsonFlag, usersFlag } from './flags.js'
 
 const ROLES = ['viewer', 'editor', 'owner'] as const
 type Role = (typeof ROLES)[number]
@@ -18,7 +19,7 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
   const users = program
     .command('users')
     .description('add, list, grant and remove the users who may read OpenAPI documents and run history')
-    .option('--users <file>', 'users file (default .flowctl/users.yaml of the current folder)')
+    .addOption(usersFlag())
     .addHelpText('after', '\nserve reads the .flowctl/users.yaml of the folder it starts in and of each project it serves (or only --users FILE).')
 
   async function usersFile(local?: string): Promise<string> {
@@ -47,8 +48,8 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
     .description('add a user and print their token (shown once)')
     .argument('<name>', 'user name')
     .option('--grant <projectId=role>', 'grant a role on a project (repeatable)', collect)
-    .option('--users <file>', 'users file')
-    .option('--json', 'print { name, token }')
+    .addOption(usersFlag())
+    .addOption(jsonFlag('print { name, token }'))
     .action(async (name: string, flags: { grant?: string[]; users?: string }) => {
       const { addUser } = await import('../users/users-file.js')
       const grants = Object.fromEntries((flags.grant ?? []).map(parseGrant))
@@ -69,8 +70,8 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
     .description('give a user a role on a project')
     .argument('<name>', 'user name')
     .argument('<grant>', 'PROJECT_ID=viewer|editor|owner')
-    .option('--users <file>', 'users file')
-    .option('--json', 'print { ok }')
+    .addOption(usersFlag())
+    .addOption(jsonFlag('print { ok }'))
     .action(async (name: string, grant: string, flags: { users?: string }) => {
       const { grantUser } = await import('../users/users-file.js')
       const [projectId, role] = parseGrant(grant)
@@ -83,8 +84,8 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
   users
     .command('list')
     .description('list users and their grants (never tokens)')
-    .option('--users <file>', 'users file')
-    .option('--json', 'print the users as JSON')
+    .addOption(usersFlag())
+    .addOption(jsonFlag('print the users as JSON'))
     .action(async (flags: { users?: string }) => {
       const { readUsers } = await import('../users/users-file.js')
       const list = (await readUsers(await usersFile(flags.users))).map((u) => ({ name: u.name, grants: u.grants, createdAt: u.createdAt }))
@@ -103,8 +104,8 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
     .command('rotate')
     .description('give a user a new token (printed once); the old token stops working at once')
     .argument('<name>', 'user name')
-    .option('--users <file>', 'users file')
-    .option('--json', 'print { name, token }')
+    .addOption(usersFlag())
+    .addOption(jsonFlag('print { name, token }'))
     .action(async (name: string, flags: { users?: string }) => {
       const { rotateToken } = await import('../users/users-file.js')
       const rotated = await rotateToken(await usersFile(flags.users), name)
@@ -120,8 +121,8 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
     .command('remove')
     .description('remove a user')
     .argument('<name>', 'user name')
-    .option('--users <file>', 'users file')
-    .option('--json', 'print { ok }')
+    .addOption(usersFlag())
+    .addOption(jsonFlag('print { ok }'))
     .action(async (name: string, flags: { users?: string }) => {
       const { removeUser } = await import('../users/users-file.js')
       await removeUser(await usersFile(flags.users), name)

@@ -1,12 +1,13 @@
 import type { Command } from 'commander'
 import { projectDir, type CommandContext } from './context.js'
+import { jsonFlag, projectFlag } from './flags.js'
 
 export function defineValidateCommand(program: Command, context: CommandContext): void {
   program
     .command('validate')
     .description('check flowctl.yaml and every flow file; report every problem with file:line:column')
-    .option('--project <dir>', 'project folder (default: the current folder)')
-    .option('--json', 'print { ok, problems: [{ file, line, column, message }] }')
+    .addOption(projectFlag())
+    .addOption(jsonFlag('print { ok, problems: [{ file, line, column, message }] }'))
     .action(async (flags: { project?: string }) => {
       const { validateProject } = await import('../project/validate.js')
       const { output } = context
