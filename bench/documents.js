@@ -3,6 +3,10 @@
 // Target: find within 3× of get, i.e. a ratio find/get of at least 0.33× in operations per second.
 // Both nodes run through their real execute() with the real resolver (the value arrives through
 // {{ start.x }}), so binding the filter and compiling it to SQL are part of the figure.
+// The find is "a ticket by its code": one match per key, the default page (limit 100, no skip), so it
+// reads the index to the end of the match and its count comes from the page. The database is
+// ANALYZEd after seeding, as a user's long-lived database may be: SQLite then has STAT4 statistics,
+// under which a statement whose bound values could change its plan is re-planned on every run.
 // SQLite always; PostgreSQL when FLOWCTL_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
 // answers, in a fresh schema dropped afterwards. Run `npm run build` first.
 import Database from 'better-sqlite3'

@@ -22,6 +22,13 @@ export function knownCount(rows: number, limit: number, skip: number): number | 
   return null
 }
 
+/** `project_id = +? AND collection = +? AND <filter>` with its parameters (see SQLITE_DIALECT on `+?`). */
+export function documentsWhere(projectId: string, collection: string, filter: FilterNode): { where: string; values: unknown[] } {
+  const params = new SqlParams(SQLITE_DIALECT)
+  const where = `project_id = ${params.add(projectId)} AND collection = ${params.add(collection)} AND ${compileFilter(filter, params)}`
+  return { where, values: params.values }
+}
+
 export class SqliteDocuments {
   private readonly statements = new Map<string, Database.Statement>()
   private readonly setBody: Database.Statement
@@ -40,15 +47,8 @@ export class SqliteDocuments {
     return statement
   }
 
-  /** `project_id = ? AND collection = ? AND <filter>` with its parameters. */
-  private where(projectId: string, collection: string, filter: FilterNode): { where: string; values: unknown[] } {
-    const params = new SqlParams(SQLITE_DIALECT, [projectId, collection])
-    const where = `project_id = ? AND collection = ? AND ${compileFilter(filter, params)}`
-    return { where, values: params.values }
-  }
-
   find(projectId: string, collection: string, query: DocumentQuery): { documents: unknown[]; count: number } {
-    const { where, values } = this.where(projectId, collection, query.filter)
+    const { where, values } = documentsWhere(projectId, collection, query.filter)
     const order = compileSort(query.sort ?? [], SQLITE_DIALECT, query.newestFirst ? 'DESC' : 'ASC')
     const limit = Math.max(0, Math.floor(query.limit))
     const skip = Math.max(0, Math.floor(query.skip ?? 0))
@@ -68,7 +68,7 @@ export class SqliteDocuments {
   }
 
   update(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): { matched: number; modified: number } {
-    const { where, values } = this.where(projectId, collection, filter)
+    const { where, values } = documentsWhere(projectId, collection, filter)
     const select = this.prepare(`SELECT id, body FROM documents WHERE ${where} AND json_type(body) = 'object'`)
     const apply = this.db.transaction(() => {
       const rows = select.all(...values) as { id: string; body: string }[]
@@ -86,7 +86,7 @@ export class SqliteDocuments {
   }
 
   delete(projectId: string, collection: string, filter: FilterNode): number {
-    const { where, values } = this.where(projectId, collection, filter)
+    const { where, values } = documentsWhere(projectId, collection, filter)
     return guarded(() => this.prepare(`DELETE FROM documents WHERE ${where}`).run(...values).changes)
   }
 

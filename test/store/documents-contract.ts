@@ -123,6 +123,9 @@ export function describeDocumentsContract(stores: () => { store: Store; other: S
       const page = await find({ status: { $ne: 'zzz' } }, { name: 1 }, 2, 1)
       expect(names(page.documents)).toEqual(['b', 'c'])
       expect(page.count).toBe(6)
+      // The last page: not full (the page tells the count) and exactly full (it cannot), with a skip.
+      expect(await find({ status: { $ne: 'zzz' } }, { name: 1 }, 2, 5)).toMatchObject({ count: 6, documents: [{ name: 'f' }] })
+      expect(await find({ status: { $ne: 'zzz' } }, { name: 1 }, 2, 4)).toMatchObject({ count: 6, documents: [{ name: 'e' }, { name: 'f' }] })
       const pastTheEnd = await find({}, { name: 1 }, 2, 50)
       expect(pastTheEnd).toEqual({ documents: [], count: 6 })
       expect((await find({}, { name: 1 }, 0)).count).toBe(6)
