@@ -85,6 +85,44 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       ALTER TABLE runs ADD COLUMN trace TEXT;
     `,
   },
+  // Version 6: the guards of SPEC §12. Times are the server's clock (now()), so instances with
+  // skewed clocks agree on leases and expiry. Rate counts are UNLOGGED: a lost minute of counts
+  // after a server crash is harmless, and they skip the WAL on every upsert.
+  {
+    version: 6,
+    sql: `
+      CREATE TABLE idempotency_keys (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        idem_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        token TEXT NOT NULL,
+        state TEXT NOT NULL,
+        lease_until TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL,
+        status INTEGER,
+        headers TEXT,
+        body TEXT,
+        PRIMARY KEY (project_id, flow, idem_key)
+      );
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+      CREATE TABLE flow_slots (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        slot INTEGER NOT NULL,
+        holder TEXT,
+        lease_until TIMESTAMPTZ,
+        PRIMARY KEY (project_id, flow, slot)
+      );
+      CREATE UNLOGGED TABLE rate_counts (
+        project_id TEXT NOT NULL,
+        ip TEXT NOT NULL,
+        window_start BIGINT NOT NULL,
+        hits BIGINT NOT NULL,
+        PRIMARY KEY (project_id, ip, window_start)
+      );
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
