@@ -1,14 +1,9 @@
 // `concurrency: { limit, onLimit }` on a Start (SPEC §12), for the Run API and the scheduler: at
-// most `limit` runs of a flow at once, across every process sharing the store. A run holds a slot row of the store (a lease), not a
-// connection: waiting and running calls never exhaust the PostgreSQL pool, and a slot whose holder
+// most `limit` runs of a flow at once, across every process sharing the store. A run holds a slot
+// row of the store (a lease), not a connection: waiting and running calls never exhaust the PostgreSQL pool, and a slot whose holder
 // died frees itself when its lease ends (the run timeout plus a margin, since no run outlives it).
-import type { StartInfo } from '../project/model.js'
+import type { ConcurrencySettings } from '../project/guard-settings.js'
 import type { Store } from '../store/types.js'
-
-export interface ConcurrencySettings {
-  limit: number
-  onLimit: 'reject' | 'queue'
-}
 
 /** How long after the run timeout a dead holder's slot stays taken. */
 const LEASE_MARGIN_MS = 15_000
@@ -16,24 +11,11 @@ const LEASE_MARGIN_MS = 15_000
 const QUEUE_POLL_MS = 10
 const QUEUE_POLL_MAX_MS = 200
 
-const settingsByStart = new WeakMap<StartInfo, ConcurrencySettings | null>()
-
-/** The Start's `concurrency` setting, or null (no limit). Read once per flow version. */
-export function concurrencyOf(start: StartInfo): ConcurrencySettings | null {
-  let settings = settingsByStart.get(start)
-  if (settings === undefined) {
-    const raw = start.node.settings.concurrency as { limit?: unknown; onLimit?: unknown } | undefined
-    settings = raw && typeof raw.limit === 'number' && Number.isInteger(raw.limit) && raw.limit >= 1
-      ? { limit: raw.limit, onLimit: raw.onLimit === 'queue' ? 'queue' : 'reject' }
-      : null
-    settingsByStart.set(start, settings)
-  }
-  return settings
-}
-
 export function slotLeaseMs(runTimeoutMs: number): number {
   return runTimeoutMs + LEASE_MARGIN_MS
 }
+
+export type { ConcurrencySettings }
 
 export interface FlowSlot {
   /** Frees the slot (never throws: an unreachable store lets the lease expire instead). */

@@ -6,43 +6,17 @@
 // A run that fails (500) releases its key instead of storing the failure: see README, Choices.
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
-import type { StartInfo } from '../project/model.js'
+import type { IdempotencySettings } from '../project/guard-settings.js'
 import { canonicalJson } from '../store/filter-sql.js'
 import type { StoredResponse } from '../store/guard-types.js'
 import type { Store } from '../store/types.js'
 import type { HeaderPairs } from './respond.js'
 
-export interface IdempotencySettings {
-  /** The header as written (for messages) and lower-cased (for reading). */
-  header: string
-  headerKey: string
-  ttlSeconds: number
-}
-
-export const DEFAULT_IDEMPOTENCY_HEADER = 'Idempotency-Key'
-export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 86_400
 /** Longer keys are refused (400): a key is an id (Stripe allows 255 characters), not a payload. */
 const MAX_KEY_LENGTH = 255
 const LEASE_MARGIN_MS = 15_000
 /** Headers not kept with a stored answer: they belong to the request that gets the replay. */
 const NOT_STORED = /^(access-control-|vary$|date$|content-length$|transfer-encoding$|connection$|keep-alive$)/
-
-const settingsByStart = new WeakMap<StartInfo, IdempotencySettings | null>()
-
-/** The Start's `idempotency` setting, or null. Read once per flow version. */
-export function idempotencyOf(start: StartInfo): IdempotencySettings | null {
-  let settings = settingsByStart.get(start)
-  if (settings === undefined) {
-    const raw = start.node.settings.idempotency as { header?: unknown; ttlSeconds?: unknown } | undefined
-    if (raw && typeof raw === 'object') {
-      const header = typeof raw.header === 'string' && raw.header !== '' ? raw.header : DEFAULT_IDEMPOTENCY_HEADER
-      const ttl = typeof raw.ttlSeconds === 'number' && raw.ttlSeconds >= 1 ? Math.floor(raw.ttlSeconds) : DEFAULT_IDEMPOTENCY_TTL_SECONDS
-      settings = { header, headerKey: header.toLowerCase(), ttlSeconds: ttl }
-    } else settings = null
-    settingsByStart.set(start, settings)
-  }
-  return settings
-}
 
 export interface IdempotencyRequest {
   store: Store

@@ -3,10 +3,11 @@
 // calls `enterRunGuards` before the engine and `settle` or `release` after it; flows without either
 // setting pay one property read.
 import type { H3Event } from 'h3'
-import { acquireFlowSlot, concurrencyOf, type FlowSlot } from '../flow/concurrency.js'
+import { acquireFlowSlot, type FlowSlot } from '../flow/concurrency.js'
+import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
 import type { Flow, Project, StartInfo } from '../project/model.js'
 import type { Store } from '../store/types.js'
-import { capturedResponse, claimIdempotency, idempotencyOf, replayedResponse, type IdempotencyClaimHandle } from './idempotency.js'
+import { capturedResponse, claimIdempotency, replayedResponse, type IdempotencyClaimHandle } from './idempotency.js'
 import { STORE_UNAVAILABLE, type HeaderPairs } from './respond.js'
 
 export const FLOW_BUSY = 'flow busy'

@@ -2,7 +2,8 @@
 // per minute across every process sharing the store), then alerts, digests and outbox delivery,
 // then the heartbeat. A failing flow or store never throws out of here; it shows in the summary.
 import { FlowctlError } from '../errors.js'
-import { acquireFlowSlot, concurrencyOf, type FlowSlot } from '../flow/concurrency.js'
+import { acquireFlowSlot, type FlowSlot } from '../flow/concurrency.js'
+import { concurrencyOf } from '../project/guard-settings.js'
 import { newRunId, runFlow } from '../flow/engine.js'
 import type { Flow, Project } from '../project/model.js'
 import { maskSecrets } from '../project/secrets.js'
