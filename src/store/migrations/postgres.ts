@@ -130,6 +130,11 @@ const MIGRATION_LOCK_KEY = 4_242_001
 
 /** The tables of migration 1: what a flowctl before `database.schema` created in `public`. */
 export const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documents', 'schedule_claims', 'heartbeats', 'cursors', 'outbox']
+/**
+ * Tables of later migrations, moved with them when present: a `public` layout whose
+ * schema_migrations records those versions must keep their tables beside it (version 6: SPEC §12).
+ */
+const LATER_PUBLIC_TABLES = ['idempotency_keys', 'flow_slots', 'rate_counts']
 
 /**
  * Creates the schema (when given) and applies pending migrations, holding a session advisory lock.
@@ -169,7 +174,7 @@ async function adoptPublicTables(client: PoolClient, schema: string): Promise<vo
   const { rows } = await client.query<{ schema: string; table: string }>(
     `SELECT table_schema AS schema, table_name AS table FROM information_schema.tables
       WHERE table_schema IN ('public', $1) AND table_name = ANY($2)`,
-    [schema, PUBLIC_TABLES_OF_VERSION_1],
+    [schema, [...PUBLIC_TABLES_OF_VERSION_1, ...LATER_PUBLIC_TABLES]],
   )
   const inPublic = new Set(rows.filter((row) => row.schema === 'public').map((row) => row.table))
   const inSchema = new Set(rows.filter((row) => row.schema === schema).map((row) => row.table))
@@ -182,7 +187,7 @@ async function adoptPublicTables(client: PoolClient, schema: string): Promise<vo
   if (!['project_id', 'flow', 'trigger', 'ports', 'failed_node_id'].every((name) => names.has(name))) return
   await client.query('BEGIN')
   try {
-    for (const table of PUBLIC_TABLES_OF_VERSION_1) {
+    for (const table of [...PUBLIC_TABLES_OF_VERSION_1, ...LATER_PUBLIC_TABLES]) {
       if (inPublic.has(table)) await client.query(`ALTER TABLE public."${table}" SET SCHEMA "${schema}"`)
     }
     await client.query('COMMIT')
