@@ -25,6 +25,22 @@ function writeScopeProject(scope) {
   })
 }
 
+/** Inserts + updates of the rate_counts table (each upsert is one), from PostgreSQL's statistics; null when unknown. */
+async function rateCountWrites(url) {
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const { rows } = await client.query("SELECT (n_tup_ins + n_tup_upd)::int AS writes FROM pg_stat_user_tables WHERE relname = 'rate_counts'")
+    return rows[0]?.writes ?? null
+  } catch {
+    return null
+  } finally {
+    await client.end()
+  }
+}
+
 export async function run({ log = console.log } = {}) {
   const rows = []
   const notes = []
@@ -39,6 +55,7 @@ export async function run({ log = console.log } = {}) {
   const database = await freshPostgresDatabase(pgUrl)
   const env = { FLOWCTL_DATABASE_URL: database.url }
   const servers = []
+  let clusterRequests = 0
   try {
     for (const scope of ['instance', 'cluster']) {
       const server = await startFlowctl(writeScopeProject(scope), { env })
@@ -59,10 +76,17 @@ export async function run({ log = console.log } = {}) {
     const bad = cluster.non2xx + cluster.errors
     rows.push(row('Rate limit scope cluster: non-2xx + socket errors', String(bad), String(instance.non2xx + instance.errors), '—', '0', bad === 0))
     if (bad) notes.push(`cluster: non-2xx statuses ${JSON.stringify(cluster.statuses)}`)
+    clusterRequests = cluster.runs.reduce((n, r) => n + r.total, 0)
     notes.push(`runsPerMinutePerIp ${LIMIT} (never reached); both servers on one fresh database beside ${pgUrl.replace(/\/\/[^@]*@/, '//…@')}`)
     log(`  instance ${instance.rps.toFixed(0)} req/s, cluster ${cluster.rps.toFixed(0)} req/s, cost ${fmtRatio(cost)}`)
   } finally {
     for (const server of servers) await stopChild(server.child)
+    // Read once the servers are gone: a backend flushes its table statistics when it exits.
+    const upserts = clusterRequests > 0 ? await rateCountWrites(database.url) : null
+    if (upserts !== null) {
+      rows.push(row('Rate limit scope cluster: store upserts per request', (upserts / clusterRequests).toFixed(4), '—', '—', '—', null))
+      notes.push(`cluster: ${upserts} rate-count upserts (pg_stat_user_tables; warm-up and check requests included) for ${clusterRequests} measured requests`)
+    }
     await database.drop().catch((error) => notes.push(`could not drop the benchmark database: ${error.message}`))
   }
   return { name: 'cluster-limit', rows, notes }

@@ -2,8 +2,8 @@
 // minute for every instance sharing the store. Asking the database on every request would put a
 // round trip on every run, so each instance leases budget: one upsert adds a lease of N hits to the
 // window's shared count and returns the total; the part that fits under the limit is served from
-// memory. Leases grow (doubling) while they are used up within LEASE_FAST_MS, and never exceed an
-// eighth of the remaining budget, so near the limit every hit is counted in the store before it is
+// memory. Leases double while they are used up within LEASE_FAST_MS, keep their size within
+// LEASE_KEEP_MS and halve after, and never exceed an eighth of the remaining budget, so near the limit every hit is counted in the store before it is
 // admitted. Nothing is admitted that was not counted first: the cluster never admits more than the
 // limit. The price is under-admission: budget leased by an instance that then gets no more requests
 // from that IP is lost for the minute (at most limit/8 per instance, see README).
@@ -17,6 +17,8 @@ const MAX_KEYS = 100_000
 const OVERFLOW_IP = '(overflow)'
 /** A lease used up faster than this asks for twice as much next time. */
 const LEASE_FAST_MS = 100
+/** A lease used up within this keeps its size; slower ones halve. */
+const LEASE_KEEP_MS = 1_000
 /** A lease never takes more than this share of the budget still free in the window. */
 const LEASE_SHARE = 8
 const ALLOWED: RateDecision = { allowed: true }
@@ -95,7 +97,10 @@ export class ClusterRateLimiter {
   async #lease(projectId: string, ip: string, budget: Budget, limit: number, window: number): Promise<void> {
     const now = this.now()
     const remaining = Math.max(1, limit - budget.count)
-    const grow = budget.leaseSize > 0 && now - budget.leasedAt < LEASE_FAST_MS ? budget.leaseSize * 2 : 1
+    // Used up fast: twice as much; within LEASE_KEEP_MS: the same; slower: half (a client slowing down).
+    const lasted = now - budget.leasedAt
+    const previous = budget.leaseSize
+    const grow = previous === 0 ? 1 : lasted < LEASE_FAST_MS ? previous * 2 : lasted < LEASE_KEEP_MS ? previous : Math.floor(previous / 2)
     const size = Math.max(1, Math.min(Math.max(grow, budget.waiting), Math.floor(remaining / LEASE_SHARE)))
     const count = await this.guards.addRateHits(projectId, ip, window * WINDOW_MS, size)
     // The hits of this lease are the last `size` of `count`: those at or under the limit are ours.
