@@ -28,7 +28,7 @@ nodes:
   busy: `name: Busy
 nodes:
   - { id: start, type: start, name: Start, method: post, concurrency: { limit: 1 }, next: pause }
-  - { id: pause, type: wait, name: Pause, ms: 600, next: done }
+  - { id: pause, type: wait, name: Pause, ms: 1200, next: done }
   - { id: done, type: end, name: Done, body: { ok: true } }
 `,
   // Long enough for a \`flowctl tick\` process to start while a call runs it.
@@ -105,12 +105,14 @@ function describeGuarantees(setup: () => { bases: string[]; projects: { guards: 
     const url = (i: number) => `${bases[i % bases.length]}/api/run/guards/pay`
     const key = { 'idempotency-key': 'order-7' }
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => post(url(i), { order: 7 }, key)))
-    const ran = answers.filter((a) => a.status === 201)
+    const ran = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === null)
     expect(ran).toHaveLength(1)
-    for (const busy of answers.filter((a) => a.status !== 201)) {
-      expect(busy.status).toBe(409)
-      expect(busy.body).toEqual({ ok: false, errors: ['a request with this Idempotency-Key is still running'] })
+    // The others overlapped the run (409); on a very slow machine one may come after it ended (a replay).
+    for (const other of answers.filter((a) => a !== ran[0])) {
+      if (other.status === 201) expect(other.headers.get('idempotent-replayed')).toBe('true')
+      else expect(other.body).toEqual({ ok: false, errors: ['a request with this Idempotency-Key is still running'] })
     }
+    expect(answers.filter((a) => a.status === 409).length).toBeGreaterThan(0)
     const runId = ran[0]!.headers.get('x-run-id')
     expect(ran[0]!.body).toEqual({ order: 7, run: runId })
 
