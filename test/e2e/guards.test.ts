@@ -6,6 +6,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadProject } from '../../src/project/load.js'
+import { openStore } from '../../src/store/index.js'
 import { cleanupTempDirs, flowctl, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
@@ -31,12 +33,11 @@ nodes:
   - { id: pause, type: wait, name: Pause, ms: 1200, next: done }
   - { id: done, type: end, name: Done, body: { ok: true } }
 `,
-  // Long enough for a \`flowctl tick\` process to start while a call runs it.
   nightly: `name: Nightly
 schedule: { cron: "* * * * *", timezone: UTC }
 nodes:
   - { id: start, type: start, name: Start, method: post, concurrency: { limit: 1 }, next: pause }
-  - { id: pause, type: wait, name: Pause, ms: 4000, next: done }
+  - { id: pause, type: wait, name: Pause, ms: 50, next: done }
   - { id: done, type: end, name: Done, body: { ok: true } }
 `,
   queued: `name: Queued
@@ -158,19 +159,29 @@ function describeGuarantees(setup: () => { bases: string[]; projects: { guards: 
     expect(oneAtATime(runs)).toBe(true)
   })
 
-  it('records a scheduled run over the concurrency limit as skipped', async () => {
-    const { bases, projects, env } = setup()
-    const call = post(`${bases[0]}/api/run/guards/nightly`, {})
-    await new Promise((resolve) => setTimeout(resolve, 300)) // the call holds the flow's one slot
-    const tick = await flowctl(['tick', '--project', projects.guards, '--json', '--at', '2026-01-05T03:04:00Z'], { env })
-    expect(tick.exitCode, tick.stderr).toBe(0)
-    const summary = JSON.parse(tick.stdout) as { runs: { flow: string; status: string; runId: string }[] }
-    const skipped = summary.runs.find((r) => r.flow === 'nightly')
-    expect(skipped?.status).toBe('skipped')
-    expect((await call).status).toBe(200)
-    const recorded = await history(projects.guards, 'nightly', env, ['--status', 'skipped'])
-    expect(recorded.map((r) => r.id)).toEqual([skipped!.runId])
-    expect(recorded[0]).toMatchObject({ status: 'skipped', error: "skipped: the flow's concurrency limit (1) was reached" })
+  it('records a scheduled run over the concurrency limit as skipped, and runs it when a slot is free', async () => {
+    const { projects, env } = setup()
+    // Another process holds the flow's one slot (as a long HTTP run would), through the same store.
+    const project = await loadProject(projects.guards, { env })
+    const store = await openStore(project, { env })
+    try {
+      const holder = await store.guards.acquireFlowSlot('guards', 'nightly', 1, 60_000)
+      expect(holder).not.toBeNull()
+      const tick = await flowctl(['tick', '--project', projects.guards, '--json', '--at', '2026-01-05T03:04:00Z'], { env })
+      expect(tick.exitCode, tick.stderr).toBe(0)
+      const summary = JSON.parse(tick.stdout) as { ran: number; runs: { flow: string; status: string; runId: string }[] }
+      const skipped = summary.runs.find((r) => r.flow === 'nightly')
+      expect(skipped?.status).toBe('skipped')
+      const recorded = await history(projects.guards, 'nightly', env, ['--status', 'skipped'])
+      expect(recorded.map((r) => r.id)).toEqual([skipped!.runId])
+      expect(recorded[0]).toMatchObject({ status: 'skipped', error: "skipped: the flow's concurrency limit (1) was reached" })
+
+      await store.guards.releaseFlowSlot('guards', 'nightly', holder!)
+      const next = await flowctl(['tick', '--project', projects.guards, '--json', '--at', '2026-01-05T03:05:00Z'], { env })
+      expect((JSON.parse(next.stdout) as { runs: { flow: string; status: string }[] }).runs.find((r) => r.flow === 'nightly')?.status).toBe('success')
+    } finally {
+      await store.close()
+    }
   })
 
   it(`allows runsPerMinutePerIp (${RATE_LIMIT}) in total across the instances with rateLimitScope: cluster`, async () => {
