@@ -18,13 +18,13 @@ export function defineHistoryCommand(program: Command, context: CommandContext):
     .description('list run history, newest first')
     .addOption(projectFlag())
     .option('--flow <slug>', 'only runs of this flow')
-    .option('--status <status>', 'only runs with this status: success or error')
+    .option('--status <status>', 'only runs with this status: success, error or skipped')
     .option('--limit <n>', 'at most this many runs (default 20)')
     .addOption(jsonFlag('print the records as JSON'))
     .action(async (flags: HistoryFlags) => {
       const status = flags.status
-      if (status !== undefined && status !== 'success' && status !== 'error') {
-        throw new FlowctlError('USAGE', `--status expects success or error, got "${status}"`)
+      if (status !== undefined && status !== 'success' && status !== 'error' && status !== 'skipped') {
+        throw new FlowctlError('USAGE', `--status expects success, error or skipped, got "${status}"`)
       }
       const limit = flags.limit === undefined ? 20 : Number(flags.limit)
       if (!Number.isInteger(limit) || limit < 1) throw new FlowctlError('USAGE', `--limit expects a positive whole number, got "${flags.limit}"`)
@@ -74,7 +74,7 @@ function printRuns(output: Output, runs: RunRecord[]): void {
     run.status,
     String(run.httpStatus ?? '-'),
     String(run.durationMs),
-    run.status === 'error' ? `${run.failedNodeId ?? '-'}: ${run.error ?? ''}` : '',
+    run.status === 'error' ? `${run.failedNodeId ?? '-'}: ${run.error ?? ''}` : run.status === 'skipped' ? (run.error ?? '') : '',
   ])
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)))
   const format = (cells: string[], paint: (text: string, column: number) => string) =>
@@ -85,7 +85,8 @@ function printRuns(output: Output, runs: RunRecord[]): void {
       .trimEnd()
   output.line(format(header, (text) => output.color.dim(text)))
   for (const [index, cells] of rows.entries()) {
-    const paint = runs[index]!.status === 'success' ? output.color.green : output.color.red
+    const status = runs[index]!.status
+    const paint = status === 'success' ? output.color.green : status === 'skipped' ? output.color.yellow : output.color.red
     output.line(format(cells, (text, column) => (column === 4 ? paint(text) : text)))
   }
 }

@@ -34,7 +34,7 @@ function runsTable(runs: RunRecord[], zoneOf: (flow: string) => string | undefin
   if (runs.length === 0) return html`<p class="muted">none</p>`
   return html`<table><tr><th>started</th><th>scheduled for</th><th>flow</th><th>method</th><th>status</th><th>HTTP</th><th>ms</th><th>run id</th><th>error</th></tr>
 ${runs.map(
-  (run) => html`<tr><td>${run.startedAt}</td><td>${scheduledFor(run, zoneOf)}</td><td>${run.flow}</td><td>${run.method}</td><td>${badge(run.status === 'success', 'success', 'error')}</td>
+  (run) => html`<tr><td>${run.startedAt}</td><td>${scheduledFor(run, zoneOf)}</td><td>${run.flow}</td><td>${run.method}</td><td>${run.status === 'skipped' ? html`<span class="badge">skipped</span>` : badge(run.status === 'success', 'success', 'error')}</td>
 <td>${run.httpStatus ?? ''}</td><td>${run.durationMs}</td><td><code>${run.id}</code></td><td>${run.failedNodeId ? `${run.failedNodeId}: ` : ''}${run.error ?? ''}</td></tr>`,
 )}</table>`
 }

@@ -180,6 +180,8 @@ export interface ProjectSettings {
   cors?: CorsSettings
   /** Fields to index per document collection (`indexes` in flowctl.yaml), as written (dotted paths). */
   indexes: Record<string, string[]>
+  /** `limits.rateLimitScope`: count per instance (default) or across every instance on the store (SPEC §12). */
+  rateLimitScope?: 'instance' | 'cluster'
 }
 
 /** Secret values by name: the dotenv file, overridden by FLOWCTL_SECRET_<NAME> variables. */

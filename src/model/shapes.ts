@@ -141,6 +141,11 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
         historyRuns: { type: 'integer', minimum: 1 },
         expressionMs: { type: 'integer', minimum: 1, description: 'How long one {{= }} expression may evaluate before the node fails with "expression timed out".' },
         traceBytes: { type: 'integer', minimum: 1024, description: 'Stored trace outputs per run, in bytes (default 65536); the rest is cut with a marker.' },
+        rateLimitScope: {
+          enum: ['instance', 'cluster'],
+          default: 'instance',
+          description: 'instance: each serve process allows runsPerMinutePerIp; cluster: every instance on the database together allows it (counted in the store).',
+        },
       },
     },
     history: {

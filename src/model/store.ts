@@ -3,9 +3,11 @@
 // pass one contract suite. Every method is async so both fit the same shape.
 
 import type { FieldPath, FilterNode, SortKey } from './document-filter.js'
+import type { GuardStore } from './guard-types.js'
 
 export type RunTrigger = 'http' | 'cron' | 'cli'
-export type RunStatus = 'success' | 'error'
+/** `skipped`: a scheduled run not started because its flow was at its concurrency limit (SPEC §12). */
+export type RunStatus = 'success' | 'error' | 'skipped'
 
 /** Exactly the JSON form of SPEC §4. */
 export interface RunRecord {
@@ -187,6 +189,9 @@ export interface Store {
   markDelivered(id: string): Promise<void>
   /** Records a failed attempt and frees the message for the next tick. */
   markFailed(id: string, error: string): Promise<void>
+
+  /** Idempotency keys, flow concurrency slots and cluster rate counts (SPEC §12). */
+  readonly guards: GuardStore
 
   close(): Promise<void>
 }

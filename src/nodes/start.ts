@@ -6,7 +6,7 @@ const inputSchema = { type: 'object', description: 'A JSON Schema of type object
 /** Makes a flow callable over HTTP. Its output is the validated inputs, prepared by the engine. */
 export const startNode: NodeKind = {
   type: 'start',
-  description: 'Entry point: HTTP method, body types, authentication, CORS and JSON-Schema inputs.',
+  description: 'Entry point: HTTP method, body types, authentication, CORS, JSON-Schema inputs, idempotency keys and a concurrency limit.',
   singlePort: true,
   settingsSchema: {
     type: 'object',
@@ -70,6 +70,25 @@ export const startNode: NodeKind = {
         type: 'object',
         additionalProperties: false,
         properties: { path: inputSchema, query: inputSchema, headers: inputSchema, body: inputSchema },
+      },
+      idempotency: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'A repeated key answers the stored response (Idempotent-Replayed: true) and runs nothing; 409 while the first runs, 422 with a different request.',
+        properties: {
+          header: { type: 'string', minLength: 1, pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", default: 'Idempotency-Key', description: 'The request header carrying the key.' },
+          ttlSeconds: { type: 'integer', minimum: 1, maximum: 2_592_000, default: 86_400, description: 'How long a key and its answer are kept (at most 30 days).' },
+        },
+      },
+      concurrency: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['limit'],
+        description: 'At most limit runs of this flow at once, across every instance on the store; scheduled runs over it are recorded as skipped.',
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: 1000 },
+          onLimit: { enum: ['reject', 'queue'], default: 'reject', description: 'reject: 429 "flow busy"; queue: wait for a free slot, at most the run timeout.' },
+        },
       },
     },
   },

@@ -1,5 +1,6 @@
 // The project's OpenAPI 3.0.3 document: a pure function of the loaded project, with a stable key
 // order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
+import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
 import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
 import { buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
 import { toOpenApiSchema } from './schema-convert.js'
@@ -55,6 +56,8 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
         readsBody: start.method !== 'get',
         rateLimited: project.settings.limits.runsPerMinutePerIp > 0,
         cors: cors ? { credentials: cors.credentials } : null,
+        idempotencyHeader: idempotencyOf(start)?.header ?? null,
+        concurrencyRejects: concurrencyOf(start)?.onLimit === 'reject',
       }),
     }
     paths[path] = { [start.method]: operation }
@@ -106,11 +109,18 @@ function buildRequestBody(start: StartInfo): OpenApiOperation['requestBody'] | u
 function buildParameters(start: StartInfo): OpenApiParameter[] {
   const { path, query, headers } = start.inputs
   const pathProperties = propertiesOf(path)
-  return [
+  const declared = [
     ...start.pathParams.map((name) => parameter(name, 'path', pathProperties[name], true)),
     ...objectParameters(query, 'query'),
     ...objectParameters(headers, 'header'),
   ]
+  // The idempotency key header (SPEC §12), unless the Start declares that header itself.
+  const idempotency = idempotencyOf(start)
+  if (idempotency && !declared.some((p) => p.in === 'header' && p.name.toLowerCase() === idempotency.headerKey)) {
+    const description = `Repeats with the same key within ${idempotency.ttlSeconds} s get the first answer again instead of a new run`
+    declared.push(parameter(idempotency.header, 'header', { type: 'string', maxLength: 255, description }, false))
+  }
+  return declared
 }
 
 function objectParameters(schema: JsonSchema | undefined, location: 'query' | 'header'): OpenApiParameter[] {

@@ -134,6 +134,10 @@ export interface ResponseOptions {
   rateLimited: boolean
   /** The flow has CORS settings: every answer may carry these. */
   cors: { credentials: boolean } | null
+  /** The Start's idempotency header (SPEC §12): 409, 422 and Idempotent-Replayed are documented. */
+  idempotencyHeader?: string | null
+  /** The Start has `concurrency` with `onLimit: reject`: 429 "flow busy". */
+  concurrencyRejects?: boolean
 }
 
 const header = (description: string): { description: string; schema: JsonSchema } => ({ description, schema: { type: 'string' } })
@@ -165,6 +169,7 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
   for (const [status, { content, headers }] of byStatus) {
     const documented: ResponseHeaders = { ...runIdHeader() }
     for (const name of [...headers].sort()) documented[name] = header('Set by the flow')
+    if (options.idempotencyHeader) documented['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same idempotency key')
     Object.assign(documented, cors)
     const media: Record<string, { schema: SchemaOrRef }> = {}
     for (const type of [...content.keys()].sort()) media[type] = { schema: unionOf(content.get(type)!) }
@@ -178,8 +183,17 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
     addErrorResponse(responses, 413, 'Body too large (limits.bodyLimitBytes)', ERROR_SCHEMA_NAME, cors)
     addErrorResponse(responses, 415, 'Unsupported content type', ERROR_SCHEMA_NAME, cors)
   }
-  if (options.rateLimited) {
-    addErrorResponse(responses, 429, 'Rate limit exceeded', ERROR_SCHEMA_NAME, { 'Retry-After': { description: 'Seconds until the next minute', schema: { type: 'integer' } }, ...cors })
+  if (options.idempotencyHeader) {
+    const key = options.idempotencyHeader
+    addErrorResponse(responses, 409, `A request with the same ${key} is still running`, ERROR_SCHEMA_NAME, { 'Retry-After': { description: 'Seconds to wait before asking again', schema: { type: 'integer' } }, ...cors })
+    addErrorResponse(responses, 422, `${key} already used with a different request`, ERROR_SCHEMA_NAME, cors)
+  }
+  if (options.rateLimited || options.concurrencyRejects) {
+    const description = options.rateLimited && options.concurrencyRejects
+      ? 'Rate limit exceeded, or the flow is busy (its concurrency limit is reached)'
+      : options.rateLimited ? 'Rate limit exceeded' : 'The flow is busy (its concurrency limit is reached)'
+    const retryAfter = options.concurrencyRejects ? 'Seconds to wait before trying again' : 'Seconds until the next minute'
+    addErrorResponse(responses, 429, description, ERROR_SCHEMA_NAME, { 'Retry-After': { description: retryAfter, schema: { type: 'integer' } }, ...cors })
   }
   addErrorResponse(responses, 500, 'Run failed', RUN_FAILED_SCHEMA_NAME, { ...runIdHeader(), ...cors })
   addErrorResponse(responses, 503, 'Store unavailable', ERROR_SCHEMA_NAME, cors)

@@ -124,6 +124,7 @@ function buildSettings(raw: Raw): ProjectSettings {
     notify: buildNotify(asRecord(raw.notify), timezone),
     indexes: buildIndexes(asRecord(raw.indexes)),
     ...corsSetting(raw.cors),
+    ...(asRecord(raw.limits).rateLimitScope === 'cluster' ? { rateLimitScope: 'cluster' as const } : {}),
   }
 }
 

@@ -2,7 +2,9 @@
 // per minute across every process sharing the store), then alerts, digests and outbox delivery,
 // then the heartbeat. A failing flow or store never throws out of here; it shows in the summary.
 import { FlowctlError } from '../errors.js'
-import { runFlow } from '../flow/engine.js'
+import { acquireFlowSlot, type FlowSlot } from '../flow/concurrency.js'
+import { concurrencyOf } from '../project/guard-settings.js'
+import { newRunId, runFlow } from '../flow/engine.js'
 import type { Flow, Project } from '../model/project.js'
 import { maskSecrets } from '../project/secrets.js'
 import type { Store } from '../model/store.js'
@@ -38,7 +40,7 @@ export interface TickRun {
   /** Null in a dry run, and when the run could not start (invalid input, store down). */
   runId: string | null
   /** `already ran`: only listed by backfill, for a minute claimed before (a tick or an earlier backfill). */
-  status: 'success' | 'error' | 'would run' | 'already ran'
+  status: 'success' | 'error' | 'would run' | 'already ran' | 'skipped'
 }
 
 export interface TickTarget {
@@ -219,6 +221,23 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
     report(null, 'would run')
     return
   }
+  // Over the flow's concurrency limit a scheduled run does not wait: it is recorded as skipped (SPEC §12).
+  const concurrency = flow.start ? concurrencyOf(flow.start) : null
+  let slot: FlowSlot | null = null
+  if (concurrency) {
+    try {
+      slot = await acquireFlowSlot(store, projectId, flow.slug, concurrency, project.settings.limits.runTimeoutMs, 0)
+      if (!slot) {
+        const runId = await recordSkipped(target, flow, scheduledFor, concurrency.limit, context.clock())
+        report(runId, 'skipped')
+        return
+      }
+    } catch (error) {
+      counts.ok = false
+      context.log(`flowctl tick: ${projectId}/${flow.slug}: could not take a concurrency slot: ${message(error, project)}`)
+      return
+    }
+  }
   counts.ran += 1
   try {
     const outcome = await runFlow({ project, flow, store, trigger: 'cron', method: 'CRON', input: { body: flow.schedule?.input ?? {} }, now: context.clock, scheduledFor })
@@ -238,7 +257,24 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
     report(null, 'error')
     if (!(error instanceof FlowctlError)) counts.ok = false
     context.log(`flowctl tick: ${projectId}/${flow.slug}: run could not complete: ${message(error, project)}`)
+  } finally {
+    await slot?.release()
   }
+}
+
+/** A history record for a scheduled run not started: `limit` runs of its flow were running. */
+async function recordSkipped(target: TickTarget, flow: Flow, scheduledFor: string, limit: number, now: Date): Promise<string> {
+  const { project, store } = target
+  const id = newRunId(now.getTime())
+  await store.recordRun(
+    {
+      id, projectId: project.settings.projectId, flow: flow.slug, trigger: 'cron', method: 'CRON', startedAt: now.toISOString(), durationMs: 0,
+      status: 'skipped', httpStatus: null, ports: [], failedNodeId: null,
+      error: `skipped: the flow's concurrency limit (${limit}) was reached`, scheduledFor, replayOf: null,
+    },
+    project.settings.limits.historyRuns,
+  )
+  return id
 }
 
 function compareText(a: string, b: string): number {

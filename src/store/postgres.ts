@@ -17,6 +17,7 @@ import {
   postgresIndexStatements,
   updatePostgresDocuments,
 } from './postgres-documents.js'
+import { PostgresGuards } from './postgres-guards.js'
 import { parseRunDetails } from './run-details.js'
 import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
 import { WriteBatcher } from './write-batch.js'
@@ -235,6 +236,7 @@ class PostgresStore implements Store {
   }
 
   private readonly boundQuery = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => this.query<Row>(name, text, values)
+  readonly guards = new PostgresGuards(this.boundQuery)
 
   async findDocuments(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }> {
     return findPostgresDocuments(this.boundQuery, projectId, collection, query)

@@ -16,6 +16,7 @@ import { parseRunDetails } from './run-details.js'
 import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
 import { SqliteDocuments } from './sqlite-documents.js'
+import { SqliteGuards } from './sqlite-guards.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
 import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
@@ -110,6 +111,7 @@ class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
   private readonly writes: WriteBatcher<SqliteWrite>
   private readonly documents: SqliteDocuments
+  readonly guards: SqliteGuards
   private readonly advance: (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => boolean
 
   constructor(
@@ -119,6 +121,7 @@ class SqliteStore implements Store {
   ) {
     this.writes = new WriteBatcher((items) => writer.commit(items))
     this.documents = new SqliteDocuments(db)
+    this.guards = new SqliteGuards(db)
     const cas = db.transaction((projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
       const current = (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
       if (current !== expected) return false

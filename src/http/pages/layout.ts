@@ -81,8 +81,9 @@ export function timeTag(iso: string | null | undefined): SafeHtml {
 }
 
 export function statusBadge(status: string, httpStatus: number | null): SafeHtml {
-  const ok = status === 'success'
-  return html`<span class="badge ${ok ? 'ok' : 'bad'}">${status}${httpStatus !== null ? ` ${httpStatus}` : ''}</span>`
+  // A skipped run (SPEC §12, concurrency limit) is neither good nor bad news: a plain badge.
+  const tone = status === 'success' ? 'ok' : status === 'skipped' ? 'muted' : 'bad'
+  return html`<span class="badge ${tone}">${status}${httpStatus !== null ? ` ${httpStatus}` : ''}</span>`
 }
 
 /** A page saying why it cannot be shown (sign-in, role, unknown project or run). */

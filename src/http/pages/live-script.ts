@@ -28,7 +28,7 @@ export const LIVE_SCRIPT = `
     td = el('td', run.trigger + ' '); td.appendChild(el('span', run.method, 'muted'));
     if (run.replayOf) { td.appendChild(document.createTextNode(' ')); td.appendChild(el('span', 'replay', 'badge info')); }
     tr.appendChild(td);
-    td = el('td'); td.appendChild(el('span', run.status + (run.httpStatus != null ? ' ' + run.httpStatus : ''), 'badge ' + (run.status === 'success' ? 'ok' : 'bad'))); tr.appendChild(td);
+    td = el('td'); td.appendChild(el('span', run.status + (run.httpStatus != null ? ' ' + run.httpStatus : ''), 'badge ' + (run.status === 'success' ? 'ok' : run.status === 'skipped' ? 'muted' : 'bad'))); tr.appendChild(td);
     tr.appendChild(el('td', run.durationMs));
     td = el('td'); td.appendChild(link('/runs/' + project + '/' + encodeURIComponent(run.id), run.id, true)); tr.appendChild(td);
     td = el('td'); if (run.failedNodeId) { td.appendChild(el('code', run.failedNodeId)); td.appendChild(document.createTextNode(': ')); }
@@ -47,7 +47,7 @@ export const LIVE_SCRIPT = `
     });
     Array.prototype.forEach.call(document.querySelectorAll('[data-last-run="' + CSS.escape(run.projectId + '/' + run.flow) + '"]'), function (cell) {
       cell.textContent = '';
-      cell.appendChild(el('span', run.status, 'badge ' + (run.status === 'success' ? 'ok' : 'bad')));
+      cell.appendChild(el('span', run.status, 'badge ' + (run.status === 'success' ? 'ok' : run.status === 'skipped' ? 'muted' : 'bad')));
       cell.appendChild(document.createTextNode(' '));
       cell.appendChild(link('/runs/' + encodeURIComponent(run.projectId) + '/' + encodeURIComponent(run.id), 'just now'));
     });

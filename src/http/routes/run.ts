@@ -16,6 +16,8 @@ import type { AppContext } from '../context.js'
 import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE, type HeaderPairs } from '../respond.js'
 import { isDangerousKey, parseRunPath, queryRecord } from '../run-path.js'
 import { guardStore, isStoreWriteError } from '../store-guard.js'
+import { clusterRateDecision } from '../cluster-rate-limit.js'
+import { enterRunGuards } from '../run-guards.js'
 import { logRejected } from './pages.js'
 
 /** Headers an End node may not set: they describe the transport, not the response. */
@@ -67,7 +69,11 @@ export function runHandler(context: AppContext) {
     const isHead = method === 'HEAD' && start.method === 'get'
     if (!isHead && method !== allowedMethod(start)) return reject(projectId, 405, ['method not allowed'], { allow: `${allowedMethods(start)}, OPTIONS` })
 
-    const rate = rateLimiter.hit(projectId, clientIp(event, options), project.settings.limits.runsPerMinutePerIp)
+    const ip = clientIp(event, options)
+    const perMinute = project.settings.limits.runsPerMinutePerIp
+    // `cluster`: one budget for every instance on the store (SPEC §12); null: the store is unreachable.
+    const rate = project.settings.rateLimitScope === 'cluster' ? await clusterRateDecision(await workspace.storeFor(projectId), projectId, ip, perMinute) : rateLimiter.hit(projectId, ip, perMinute)
+    if (!rate) return reject(projectId, 503, [STORE_UNAVAILABLE])
     if (!rate.allowed) return reject(projectId, 429, ['rate limit exceeded'], { 'retry-after': String(rate.retryAfterSeconds) })
 
     // A signature covers the raw bytes, so an hmac flow reads them (413) before the auth check.
@@ -118,18 +124,25 @@ export function runHandler(context: AppContext) {
       headers: declaredHeaders(start, headers),
     }
     if (bodyType) input.bodyType = bodyType
+    // Idempotency key and concurrency slot (SPEC §12): a replay, 409, 422 or 429 runs nothing.
+    const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, cors, signal: options.signal })
+    if (guarded.kind === 'reject') return reject(projectId, guarded.status, guarded.errors, guarded.headers)
+    if (guarded.kind === 'replay') return guarded.response
+    const { guards } = guarded
     let outcome: RunOutcome
     try {
       outcome = await runFlow({ project, flow, store: guardStore(store), trigger: 'http', method, input, trace, signal: options.signal })
     } catch (error) {
+      await guards.release()
       if (isStoreWriteError(error)) return reject(projectId, 503, [STORE_UNAVAILABLE])
       throw error
     }
     if (outcome.kind === 'invalid') {
+      await guards.release()
       logRejected(context, projectId, flow.slug, outcome.errors)
       return reject(projectId, 400, outcome.errors)
     }
-    return outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors)
+    return guards.settle(event, outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors), outcome.kind === 'failed')
   }
 }
 

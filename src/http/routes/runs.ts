@@ -18,9 +18,9 @@ export function runsHandler(context: AppContext) {
     if (!access.ok) return accessResponse(access)
     const params = event.url.searchParams
     const status = params.get('status') ?? undefined
-    if (status !== undefined && status !== 'success' && status !== 'error') {
+    if (status !== undefined && status !== 'success' && status !== 'error' && status !== 'skipped') {
       context.rejections.count(projectId, 400)
-      return errorResponse(400, ['status: must be success or error'])
+      return errorResponse(400, ['status: must be success, error or skipped'])
     }
     const limitText = params.get('limit')
     const limit = limitText === null ? DEFAULT_RUNS_LIMIT : Number(limitText)

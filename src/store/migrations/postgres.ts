@@ -85,6 +85,44 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       ALTER TABLE runs ADD COLUMN trace TEXT;
     `,
   },
+  // Version 6: the guards of SPEC §12. Times are the server's clock (now()), so instances with
+  // skewed clocks agree on leases and expiry. Rate counts are UNLOGGED: a lost minute of counts
+  // after a server crash is harmless, and they skip the WAL on every upsert.
+  {
+    version: 6,
+    sql: `
+      CREATE TABLE idempotency_keys (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        idem_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        token TEXT NOT NULL,
+        state TEXT NOT NULL,
+        lease_until TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL,
+        status INTEGER,
+        headers TEXT,
+        body TEXT,
+        PRIMARY KEY (project_id, flow, idem_key)
+      );
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+      CREATE TABLE flow_slots (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        slot INTEGER NOT NULL,
+        holder TEXT,
+        lease_until TIMESTAMPTZ,
+        PRIMARY KEY (project_id, flow, slot)
+      );
+      CREATE UNLOGGED TABLE rate_counts (
+        project_id TEXT NOT NULL,
+        ip TEXT NOT NULL,
+        window_start BIGINT NOT NULL,
+        hits BIGINT NOT NULL,
+        PRIMARY KEY (project_id, ip, window_start)
+      );
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
@@ -92,6 +130,11 @@ const MIGRATION_LOCK_KEY = 4_242_001
 
 /** The tables of migration 1: what a flowctl before `database.schema` created in `public`. */
 export const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documents', 'schedule_claims', 'heartbeats', 'cursors', 'outbox']
+/**
+ * Tables of later migrations, moved with them when present: a `public` layout whose
+ * schema_migrations records those versions must keep their tables beside it (version 6: SPEC §12).
+ */
+const LATER_PUBLIC_TABLES = ['idempotency_keys', 'flow_slots', 'rate_counts']
 
 /**
  * Creates the schema (when given) and applies pending migrations, holding a session advisory lock.
@@ -131,7 +174,7 @@ async function adoptPublicTables(client: PoolClient, schema: string): Promise<vo
   const { rows } = await client.query<{ schema: string; table: string }>(
     `SELECT table_schema AS schema, table_name AS table FROM information_schema.tables
       WHERE table_schema IN ('public', $1) AND table_name = ANY($2)`,
-    [schema, PUBLIC_TABLES_OF_VERSION_1],
+    [schema, [...PUBLIC_TABLES_OF_VERSION_1, ...LATER_PUBLIC_TABLES]],
   )
   const inPublic = new Set(rows.filter((row) => row.schema === 'public').map((row) => row.table))
   const inSchema = new Set(rows.filter((row) => row.schema === schema).map((row) => row.table))
@@ -144,7 +187,7 @@ async function adoptPublicTables(client: PoolClient, schema: string): Promise<vo
   if (!['project_id', 'flow', 'trigger', 'ports', 'failed_node_id'].every((name) => names.has(name))) return
   await client.query('BEGIN')
   try {
-    for (const table of PUBLIC_TABLES_OF_VERSION_1) {
+    for (const table of [...PUBLIC_TABLES_OF_VERSION_1, ...LATER_PUBLIC_TABLES]) {
       if (inPublic.has(table)) await client.query(`ALTER TABLE public."${table}" SET SCHEMA "${schema}"`)
     }
     await client.query('COMMIT')

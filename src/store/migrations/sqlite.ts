@@ -89,4 +89,41 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       ALTER TABLE runs ADD COLUMN trace TEXT;
     `,
   },
+  // Version 6: the guards of SPEC §12 (idempotency keys, flow concurrency slots, cluster rate counts).
+  // Times are epoch ms, compared with the caller's clock (processes on one machine share it).
+  {
+    version: 6,
+    sql: `
+      CREATE TABLE idempotency_keys (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        idem_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        token TEXT NOT NULL,
+        state TEXT NOT NULL,
+        lease_until INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status INTEGER,
+        headers TEXT,
+        body TEXT,
+        PRIMARY KEY (project_id, flow, idem_key)
+      );
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+      CREATE TABLE flow_slots (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        slot INTEGER NOT NULL,
+        holder TEXT,
+        lease_until INTEGER,
+        PRIMARY KEY (project_id, flow, slot)
+      );
+      CREATE TABLE rate_counts (
+        project_id TEXT NOT NULL,
+        ip TEXT NOT NULL,
+        window_start INTEGER NOT NULL,
+        hits INTEGER NOT NULL,
+        PRIMARY KEY (project_id, ip, window_start)
+      );
+    `,
+  },
 ]

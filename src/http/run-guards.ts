@@ -1,0 +1,97 @@
+// The guards of SPEC §12 around one Run API call, after auth and the body are checked: the
+// idempotency key (replay, 409, 422), then a concurrency slot (429 "flow busy", or a wait). The route
+// calls `enterRunGuards` before the engine and `settle` or `release` after it; flows without either
+// setting pay one property read.
+import type { H3Event } from 'h3'
+import { acquireFlowSlot, type FlowSlot } from '../flow/concurrency.js'
+import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
+import type { Flow, Project, StartInfo } from '../model/project.js'
+import type { Store } from '../model/store.js'
+import { capturedResponse, claimIdempotency, replayedResponse, type IdempotencyClaimHandle } from './idempotency.js'
+import { STORE_UNAVAILABLE, type HeaderPairs } from './respond.js'
+
+export const FLOW_BUSY = 'flow busy'
+
+export interface RunGuardRequest {
+  store: Store
+  project: Project
+  flow: Flow
+  start: StartInfo
+  method: string
+  body: unknown
+  cors: HeaderPairs | undefined
+  signal?: AbortSignal
+}
+
+export type GuardEntry =
+  | { kind: 'pass'; guards: RunGuards }
+  | { kind: 'replay'; response: Response }
+  | { kind: 'reject'; status: number; errors: string[]; headers?: HeaderPairs }
+
+export interface RunGuards {
+  /** After a run with an answer: frees the slot, stores the answer (or, for a failed run, frees the key). */
+  settle<T extends Response | string>(event: H3Event, answer: T, failed: boolean): Promise<T>
+  /** When no run happened (invalid input, store down): frees the slot and the key. */
+  release(): Promise<void>
+}
+
+const NO_GUARDS: RunGuards = { settle: async (_event, answer) => answer, release: async () => {} }
+const PASS: GuardEntry = { kind: 'pass', guards: NO_GUARDS }
+
+export async function enterRunGuards(event: H3Event, request: RunGuardRequest): Promise<GuardEntry> {
+  const { start } = request
+  const idempotency = idempotencyOf(start)
+  const concurrency = concurrencyOf(start)
+  if (!idempotency && !concurrency) return PASS
+  const { store, project, flow } = request
+  const projectId = project.settings.projectId
+  const runTimeoutMs = project.settings.limits.runTimeoutMs
+  let claim: IdempotencyClaimHandle | null = null
+  try {
+    const key = idempotency ? event.req.headers.get(idempotency.headerKey) : null
+    // A request without the header runs as usual (as Stripe's API does): the key is the caller's choice.
+    if (idempotency && key !== null && key !== '') {
+      const step = await claimIdempotency({
+        store, projectId, flow: flow.slug, settings: idempotency, key, method: request.method,
+        target: event.url.pathname + event.url.search, body: request.body, runTimeoutMs,
+      })
+      if (step.kind === 'reject') return step
+      if (step.kind === 'replay') return { kind: 'replay', response: replayedResponse(step.response, request.cors) }
+      claim = step.claim
+    }
+    let slot: FlowSlot | null = null
+    if (concurrency) {
+      slot = await acquireFlowSlot(store, projectId, flow.slug, concurrency, runTimeoutMs, runTimeoutMs, request.signal)
+      if (!slot) {
+        await claim?.release()
+        return { kind: 'reject', status: 429, errors: [FLOW_BUSY], headers: { 'retry-after': '1' } }
+      }
+    }
+    return { kind: 'pass', guards: guardsOf(claim, slot) }
+  } catch {
+    await claim?.release().catch(() => {})
+    return { kind: 'reject', status: 503, errors: [STORE_UNAVAILABLE] }
+  }
+}
+
+function guardsOf(claim: IdempotencyClaimHandle | null, slot: FlowSlot | null): RunGuards {
+  return {
+    async settle(event, answer, failed) {
+      await slot?.release()
+      if (claim) {
+        try {
+          // A failed run frees its key, so the sender's retry runs again (README, Choices).
+          if (failed) await claim.release()
+          else await claim.complete(capturedResponse(event, answer))
+        } catch {
+          // The store went away after the run: the claim's lease ends by itself and a retry runs again.
+        }
+      }
+      return answer
+    },
+    async release() {
+      await slot?.release()
+      await claim?.release().catch(() => {})
+    },
+  }
+}
