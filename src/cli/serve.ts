@@ -9,7 +9,8 @@ export interface ServeOptions {
   port?: number
   /** Interface to listen on; default 127.0.0.1 (only this machine). Use 0.0.0.0 to expose it. */
   host?: string
-  trustProxy?: boolean
+  /** `--trust-proxy` (SPEC §17): hops or proxy addresses; true = 1 hop. */
+  trustProxy?: import('../http/trust-proxy.js').TrustProxy
   watch?: boolean
   quiet?: boolean
   cron?: boolean
@@ -87,7 +88,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   const usersFile = options.users ?? defaultUsersFile(process.cwd())
   const projectUsersFiles = options.users ? [] : workspace.list().map((entry) => defaultUsersFile(entry.project.dir))
   const app = createApp(workspace, {
-    trustProxy: Boolean(options.trustProxy),
+    trustProxy: options.trustProxy ?? false,
     quiet: Boolean(options.quiet),
     usersFile,
     projectUsersFiles,

@@ -6,7 +6,6 @@ import type { Workspace } from './workspace.js'
 import type { ClientOptions } from './client.js'
 
 export interface AppOptions extends ClientOptions {
-  trustProxy: boolean
   /** No request log. */
   quiet: boolean
   /** The users file of the workspace (signed-in readers of /api/openapi, /api/runs, /status). */
