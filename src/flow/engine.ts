@@ -22,6 +22,7 @@ import {
   type ResolvedPart,
   type Scope,
 } from './resolve.js'
+import { capErrorList, capReason } from './reason.js'
 import { retryDelayMs, retryOf } from './retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import type { NodeFetch, RunOptions, RunOutcome, RunSleep, TraceStep } from './types.js'
@@ -217,7 +218,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
   if (parent.depth + 1 > MAX_CALL_DEPTH) throw new Error(`flow calls nest more than ${MAX_CALL_DEPTH} deep`)
   const checked = validateInputs(flow, { body })
   if (!checked.ok) {
-    const error = `the input for flow "${slug}" is not valid: ${checked.errors.join('; ')}`
+    const error = capReason(`the input for flow "${slug}" is not valid: ${capErrorList(checked.errors).join('; ')}`)
     return { failed: error, status: 400, body: { error } }
   }
   const walk = newWalk({
@@ -241,7 +242,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     ending = failure(walk, error)
   }
   if (ending.kind === 'failed') {
-    const error = `flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`
+    const error = capReason(`flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`)
     return { failed: error, status: 500, body: { error } }
   }
   return { failed: null, status: ending.status, body: ending.body === undefined ? null : ending.body }
@@ -305,7 +306,7 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
       result = await stopper.race(kind.execute(context))
     } catch (error) {
       if (error instanceof RunStopped) throw error
-      const reason = maskSecrets(messageOf(error), project.secrets)
+      const reason = capReason(maskSecrets(messageOf(error), project.secrets))
       if (retry && attempt < attempts) {
         recordStep(walk, node, context, null, { error: reason }, attempt)
         await pause(walk, retryDelayMs(retry, attempt + 1))
@@ -352,7 +353,7 @@ async function pause(walk: Walk, ms: number): Promise<void> {
 function failure(walk: Walk, error: unknown): Ending {
   const { current, steps, project } = walk
   const reason = error instanceof RunStopped ? error.message : messageOf(error)
-  const masked = maskSecrets(reason, project.secrets)
+  const masked = capReason(maskSecrets(reason, project.secrets))
   if (steps && current) {
     const durationMs = roundMs(performance.now() - walk.stepBegan)
     const step: TraceStep = { nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output: { error: masked } }

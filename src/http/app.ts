@@ -15,7 +15,7 @@ import { replayHandler } from './routes/replay.js'
 import { signInHandler, signInPageHandler, signOutHandler } from './routes/sign-in.js'
 import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
-import { tickHandler } from './routes/tick.js'
+import { TICK_FAILURE_WINDOW_MS, tickHandler } from './routes/tick.js'
 import { UsersCache } from './sign-in.js'
 import type { Workspace } from './workspace.js'
 
@@ -29,6 +29,7 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
     workspace,
     options,
     rateLimiter: new RateLimiter(),
+    tickFailures: new RateLimiter(Date.now, 10_000, TICK_FAILURE_WINDOW_MS),
     rejections: new RejectionCounter(),
     users: new UsersCache([options.usersFile, ...(options.projectUsersFiles ?? [])]),
     log: (line, always = false) => {

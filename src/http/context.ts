@@ -24,6 +24,8 @@ export interface AppContext {
   workspace: Workspace
   options: AppOptions
   rateLimiter: RateLimiter
+  /** Failed CRON_SECRET guesses per client IP (the tick answers 429 past the limit). */
+  tickFailures: RateLimiter
   rejections: RejectionCounter
   users: UsersCache
   /** Logs a line unless quiet (unexpected errors are logged even when quiet). */

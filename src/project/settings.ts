@@ -123,6 +123,7 @@ function buildSettings(raw: Raw): ProjectSettings {
     history: { keep: historyKeep(asRecord(raw.history).keep) },
     notify: buildNotify(asRecord(raw.notify), timezone),
     indexes: buildIndexes(asRecord(raw.indexes)),
+    trace: raw.trace === 'anyone' || raw.trace === 'never' ? raw.trace : 'loopback',
     ...corsSetting(raw.cors),
   }
 }

@@ -11,6 +11,7 @@ import type { BodyType, Flow, Project, StartInfo } from '../../project/model.js'
 import { checkRunAuth } from '../auth.js'
 import { isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
 import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
+import { isLoopbackRequest } from '../access.js'
 import { clientIp, isLoopback } from '../client.js'
 import type { AppContext } from '../context.js'
 import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE, type HeaderPairs } from '../respond.js'
@@ -105,7 +106,8 @@ export function runHandler(context: AppContext) {
     if (traceFlag !== null && !TRACE_VALUES.has(traceFlag)) {
       return reject(projectId, 400, [`query/_trace: must be 1 or true (0 or false to turn it off), got "${traceFlag.slice(0, 20)}"`])
     }
-    const trace = traceFlag === '1' || traceFlag === 'true'
+    // Who may see a trace is the project's `trace` setting (SPEC §17); for others the flag is ignored.
+    const trace = (traceFlag === '1' || traceFlag === 'true') && traceAllowed(context, event, project)
     const pathValues: Record<string, string> = {}
     // defineProperty, as Object.fromEntries would: a parameter named `__proto__` stays a plain key.
     for (let i = 0; i < start.pathParams.length; i++) {
@@ -131,6 +133,12 @@ export function runHandler(context: AppContext) {
     }
     return outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors)
   }
+}
+
+/** `trace: loopback` (default) gives traces to requests from this machine only (socket and Host). */
+function traceAllowed(context: AppContext, event: H3Event, project: Project): boolean {
+  const access = project.settings.trace
+  return access === 'anyone' || (access !== 'never' && isLoopbackRequest(context, event))
 }
 
 /** The same status and headers without the body (HEAD); Content-Length tells the GET body's size. */
