@@ -107,7 +107,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
       throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
     }
     const { listenApp } = await import('../http/listen.js')
-    server = await listenApp(app, { host, port })
+    // Behind a proxy every socket is the proxy's: no cap per address there.
+    server = await listenApp(app, { host, port, ...(options.trustProxy ? { connectionsPerIp: 0 } : {}) })
   } catch (error) {
     await watchers?.close()
     await workspace.close()
