@@ -11,6 +11,7 @@ export function defineServeCommand(program: Command, context: CommandContext): v
     .option('--port <port>', 'port to listen on (default: $PORT or 3000)')
     .option('--host <host>', 'host to listen on (default 127.0.0.1)')
     .option('--trust-proxy [hops|addresses]', 'behind a proxy: trust N hops of X-Forwarded-For (default 1) or only the listed proxy addresses/CIDR ranges (comma-separated)')
+    .option('--allowed-hosts <names>', 'comma-separated Host names that count as this machine for loopback privileges, besides localhost/127.0.0.1/[::1]')
     .option('--no-watch', 'do not reload flows when their files change')
     .option('--cron', 'tick the scheduler once a minute by itself')
     .option('--users <file>', 'users file (default .flowctl/users.yaml of the current folder)')
@@ -31,6 +32,7 @@ export function defineServeCommand(program: Command, context: CommandContext): v
         port,
         host: options.host as string | undefined,
         trustProxy,
+        allowedHosts: typeof options.allowedHosts === 'string' ? parseAllowedHosts(options.allowedHosts) : undefined,
         watch: options.watch !== false,
         quiet: Boolean(options.quiet),
         cron: Boolean(options.cron),
@@ -38,4 +40,12 @@ export function defineServeCommand(program: Command, context: CommandContext): v
         json: Boolean(options.json),
       })
     })
+}
+
+/** `--allowed-hosts a.local,b.local:8080` → lower-case names without ports (the Host check ignores ports). */
+function parseAllowedHosts(value: string): string[] {
+  return value
+    .split(',')
+    .map((name) => name.trim().toLowerCase().replace(/:\d+$/, ''))
+    .filter(Boolean)
 }

@@ -11,6 +11,8 @@ export interface ServeOptions {
   host?: string
   /** `--trust-proxy` (SPEC §17): hops or proxy addresses; true = 1 hop. */
   trustProxy?: import('../http/trust-proxy.js').TrustProxy
+  /** `--allowed-hosts`: Host names (lower case, no port) that count as loopback (SPEC §17). */
+  allowedHosts?: string[]
   watch?: boolean
   quiet?: boolean
   cron?: boolean
@@ -89,6 +91,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   const projectUsersFiles = options.users ? [] : workspace.list().map((entry) => defaultUsersFile(entry.project.dir))
   const app = createApp(workspace, {
     trustProxy: options.trustProxy ?? false,
+    ...(options.allowedHosts?.length ? { allowedHosts: options.allowedHosts } : {}),
     quiet: Boolean(options.quiet),
     usersFile,
     projectUsersFiles,

@@ -3,6 +3,7 @@
 // log line or stored run. 9,000 go through the in-process app (app.fetch, fast); 1,000 through a
 // real `flowctl serve` over sockets. The generator is seeded, so a failure names a reproducible case.
 import { createHmac } from 'node:crypto'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createServer, type Server } from 'node:http'
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -352,9 +353,11 @@ describe('fuzz: 10,000 hostile requests', () => {
     const r = generator(SEED)
     const tally: Tally = { statuses: new Map(), failures: [] }
     const started = performance.now()
+    // Reported, not asserted (timings on a shared machine): the longest the event loop was blocked.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+    loopDelay.enable()
     try {
       for (let i = 0; i < IN_PROCESS; i++) {
-        if (i % 1000 === 0) console.log(`in-process: ${i} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`)
         const request = randomRequest(r)
         let response: Response
         try {
@@ -365,18 +368,20 @@ describe('fuzz: 10,000 hostile requests', () => {
         }
         check(tally, i, request, response.status, await bodyText(response), response.headers)
       }
+      loopDelay.disable()
+      console.log(`in-process: ${IN_PROCESS} requests in ${((performance.now() - started) / 1000).toFixed(1)} s; event loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`)
       console.log('in-process statuses', JSON.stringify(Object.fromEntries([...tally.statuses].sort((a, b) => a[0] - b[0]))))
       expect(tally.failures.slice(0, 20)).toEqual([])
       expect(logs.filter((line) => line.startsWith('error'))).toEqual([])
       expect(leakedSecret(logs.join('\n'))).toBeNull()
       // The fuzz reached the engine, not only the front door.
-      expect(tally.statuses.get(200) ?? 0).toBeGreaterThan(200)
-      expect(tally.statuses.get(400) ?? 0).toBeGreaterThan(200)
+      expect(tally.statuses.get(200) ?? 0).toBeGreaterThan(IN_PROCESS / 10)
+      expect(tally.statuses.get(400) ?? 0).toBeGreaterThan(IN_PROCESS / 20)
     } finally {
       await workspace.close()
     }
     expect(await leakedInStore(dir)).toBeNull()
-  }, 120_000)
+  }, 240_000)
 
   it(`${SERVED} requests through a real flowctl serve: no 5xx, no secret, the process stays up`, async () => {
     const dir = await copyFixture('example')
