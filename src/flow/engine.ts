@@ -5,7 +5,6 @@ import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
 import type { NodeContext, NodeKind, NodeResult, SubFlowResult } from '../nodes/types.js'
 import type { Flow, FlowNode, Project } from '../project/model.js'
-import { maskSecrets } from '../project/secrets.js'
 import type { RunRecord, Store } from '../store/types.js'
 import { validateInputs } from './inputs.js'
 import { keepsDetails, runDetailsText } from './run-details.js'
@@ -22,7 +21,7 @@ import {
   type ResolvedPart,
   type Scope,
 } from './resolve.js'
-import { capErrorList, capReason } from './reason.js'
+import { capErrorList, capReason, maskedReason } from './reason.js'
 import { retryDelayMs, retryOf } from './retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import type { NodeFetch, RunOptions, RunOutcome, RunSleep, TraceStep } from './types.js'
@@ -306,7 +305,7 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
       result = await stopper.race(kind.execute(context))
     } catch (error) {
       if (error instanceof RunStopped) throw error
-      const reason = capReason(maskSecrets(messageOf(error), project.secrets))
+      const reason = maskedReason(messageOf(error), project.secrets)
       if (retry && attempt < attempts) {
         recordStep(walk, node, context, null, { error: reason }, attempt)
         await pause(walk, retryDelayMs(retry, attempt + 1))
@@ -353,7 +352,7 @@ async function pause(walk: Walk, ms: number): Promise<void> {
 function failure(walk: Walk, error: unknown): Ending {
   const { current, steps, project } = walk
   const reason = error instanceof RunStopped ? error.message : messageOf(error)
-  const masked = capReason(maskSecrets(reason, project.secrets))
+  const masked = maskedReason(reason, project.secrets)
   if (steps && current) {
     const durationMs = roundMs(performance.now() - walk.stepBegan)
     const step: TraceStep = { nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output: { error: masked } }

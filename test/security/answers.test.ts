@@ -215,3 +215,18 @@ describe('the tick endpoint', () => {
     }
   })
 })
+
+describe('maskedReason', () => {
+  it('masks a secret that straddles the cut, and counts what was cut', async () => {
+    const { maskedReason, MAX_REASON_CHARS } = await import('../../src/flow/reason.js')
+    const secret = 'straddling-secret-value'
+    const reason = `${'x'.repeat(MAX_REASON_CHARS - 40)}${secret}${'y'.repeat(1_000_000)}`
+    const capped = maskedReason(reason, new Map([['S', secret]]))
+    expect(capped.length).toBeLessThanOrEqual(MAX_REASON_CHARS)
+    expect(capped).not.toContain('straddling')
+    expect(capped).toContain('***')
+    expect(capped).toMatch(new RegExp(`… \\(${reason.length - MAX_REASON_CHARS} more characters\\)$`))
+    // Short reasons are masked and kept whole.
+    expect(maskedReason(`token ${secret}`, new Map([['S', secret]]))).toBe('token ***')
+  })
+})
