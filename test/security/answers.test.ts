@@ -36,6 +36,17 @@ describe('trace: loopback | anyone | never', () => {
     expect(await traced(null, '203.0.113.9')).toBe(false)
   })
 
+  it('a caller who may not trace gets the plain answer even for a malformed flag', async () => {
+    const server = await startTestServer({ flows: { 'echo.yaml': TRACE_FLOW }, app: { fallbackClientIp: '203.0.113.9' } })
+    try {
+      const response = await server.request('/api/run/shop/echo?_trace=junk', jsonPost({ word: 'hi' }))
+      expect(response.status).toBe(200)
+      expect(await response.json()).toEqual({ word: 'hi' })
+    } finally {
+      await server.close()
+    }
+  })
+
   it('anyone and never', async () => {
     expect(await traced('anyone', '203.0.113.9')).toBe(true)
     expect(await traced('never', '127.0.0.1')).toBe(false)

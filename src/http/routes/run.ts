@@ -102,12 +102,13 @@ export function runHandler(context: AppContext) {
     // Most calls carry no query string: skip building URLSearchParams for them.
     const search = event.url.search
     const searchParams = search === '' ? null : event.url.searchParams
-    const traceFlag = searchParams?.get('_trace') ?? null
+    // Who may see a trace is the project's `trace` setting (SPEC §17); for others the flag is ignored.
+    const rawTraceFlag = searchParams?.get('_trace') ?? null
+    const traceFlag = rawTraceFlag !== null && traceAllowed(context, event, project) ? rawTraceFlag : null
     if (traceFlag !== null && !TRACE_VALUES.has(traceFlag)) {
       return reject(projectId, 400, [`query/_trace: must be 1 or true (0 or false to turn it off), got "${traceFlag.slice(0, 20)}"`])
     }
-    // Who may see a trace is the project's `trace` setting (SPEC §17); for others the flag is ignored.
-    const trace = (traceFlag === '1' || traceFlag === 'true') && traceAllowed(context, event, project)
+    const trace = traceFlag === '1' || traceFlag === 'true'
     const pathValues: Record<string, string> = {}
     // defineProperty, as Object.fromEntries would: a parameter named `__proto__` stays a plain key.
     for (let i = 0; i < start.pathParams.length; i++) {
