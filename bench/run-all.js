@@ -15,6 +15,7 @@ import { run as expressions } from './expressions.js'
 import { run as flowTests } from './flow-tests.js'
 import { run as historyKeep } from './history-keep.js'
 import { run as clusterLimit } from './cluster-limit.js'
+import { run as hostile } from './hostile.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -30,6 +31,7 @@ const benchmarks = [
   ['flow-tests', flowTests],
   ['history-keep', historyKeep],
   ['cluster-limit', clusterLimit],
+  ['hostile', hostile],
 ]
 
 const sections = []

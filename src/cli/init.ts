@@ -17,6 +17,11 @@ export function defineInitCommand(program: Command, context: CommandContext): vo
       const { createProjectFromTemplate, listTemplates } = await import('./templates.js')
       const { resolve, relative } = await import('node:path')
       const target = resolve(context.cwd, dir ?? flags.project ?? '.')
+      const { stat } = await import('node:fs/promises')
+      const existing = await stat(target).catch(() => null)
+      if (existing && !existing.isDirectory()) {
+        throw new FlowctlError('USAGE', `${target} is a file, not a folder; name a new or existing folder for the project`)
+      }
       const templates = await listTemplates()
       if (!templates.includes(flags.template)) {
         throw new FlowctlError('USAGE', `no template "${flags.template}" (templates: ${templates.join(', ')})`)

@@ -10,7 +10,8 @@ export function defineServeCommand(program: Command, context: CommandContext): v
     .option('--project <dir>', 'project folder (repeatable)', collect)
     .option('--port <port>', 'port to listen on (default: $PORT or 3000)')
     .option('--host <host>', 'host to listen on (default 127.0.0.1)')
-    .option('--trust-proxy', 'take the client IP and origin from X-Forwarded-* headers')
+    .option('--trust-proxy [hops|addresses]', 'behind a proxy: trust N hops of X-Forwarded-For (default 1) or only the listed proxy addresses/CIDR ranges (comma-separated)')
+    .option('--allowed-hosts <names>', 'comma-separated Host names that count as this machine for loopback privileges, besides localhost/127.0.0.1/[::1]')
     .option('--no-watch', 'do not reload flows when their files change')
     .option('--cron', 'tick the scheduler once a minute by itself')
     .option('--users <file>', 'users file (default .flowctl/users.yaml of the current folder)')
@@ -21,6 +22,8 @@ export function defineServeCommand(program: Command, context: CommandContext): v
       const { serveCommand } = await import('./serve.js')
       const { FlowctlError } = await import('../errors.js')
       const projects = [...(dirs ?? []), ...((options.project as string[] | undefined) ?? [])]
+      const { parseTrustProxy } = await import('../http/trust-proxy.js')
+      const trustProxy = parseTrustProxy(options.trustProxy)
       const port = options.port === undefined ? undefined : Number(options.port)
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
         throw new FlowctlError('USAGE', `--port expects a port number, got "${String(options.port)}"`)
@@ -28,7 +31,8 @@ export function defineServeCommand(program: Command, context: CommandContext): v
       await serveCommand(projects.length ? projects.map((d) => resolve(context.cwd, d)) : [context.cwd], {
         port,
         host: options.host as string | undefined,
-        trustProxy: Boolean(options.trustProxy),
+        trustProxy,
+        allowedHosts: typeof options.allowedHosts === 'string' ? parseAllowedHosts(options.allowedHosts) : undefined,
         watch: options.watch !== false,
         quiet: Boolean(options.quiet),
         cron: Boolean(options.cron),
@@ -36,4 +40,12 @@ export function defineServeCommand(program: Command, context: CommandContext): v
         json: Boolean(options.json),
       })
     })
+}
+
+/** `--allowed-hosts a.local,b.local:8080` → lower-case names without ports (the Host check ignores ports). */
+function parseAllowedHosts(value: string): string[] {
+  return value
+    .split(',')
+    .map((name) => name.trim().toLowerCase().replace(/:\d+$/, ''))
+    .filter(Boolean)
 }

@@ -9,7 +9,10 @@ export interface ServeOptions {
   port?: number
   /** Interface to listen on; default 127.0.0.1 (only this machine). Use 0.0.0.0 to expose it. */
   host?: string
-  trustProxy?: boolean
+  /** `--trust-proxy` (SPEC §17): hops or proxy addresses; true = 1 hop. */
+  trustProxy?: import('../http/trust-proxy.js').TrustProxy
+  /** `--allowed-hosts`: Host names (lower case, no port) that count as loopback (SPEC §17). */
+  allowedHosts?: string[]
   watch?: boolean
   quiet?: boolean
   cron?: boolean
@@ -87,7 +90,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   const usersFile = options.users ?? defaultUsersFile(process.cwd())
   const projectUsersFiles = options.users ? [] : workspace.list().map((entry) => defaultUsersFile(entry.project.dir))
   const app = createApp(workspace, {
-    trustProxy: Boolean(options.trustProxy),
+    trustProxy: options.trustProxy ?? false,
+    ...(options.allowedHosts?.length ? { allowedHosts: options.allowedHosts } : {}),
     quiet: Boolean(options.quiet),
     usersFile,
     projectUsersFiles,
@@ -106,7 +110,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
       throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
     }
     const { listenApp } = await import('../http/listen.js')
-    server = await listenApp(app, { host, port })
+    // Behind a proxy every socket is the proxy's: no cap per address there.
+    server = await listenApp(app, { host, port, ...(options.trustProxy ? { connectionsPerIp: 0 } : {}) })
   } catch (error) {
     await watchers?.close()
     await workspace.close()

@@ -5,7 +5,6 @@ import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
 import type { NodeContext, NodeKind, NodeResult, SubFlowResult } from '../nodes/types.js'
 import type { Flow, FlowNode, Project } from '../model/project.js'
-import { maskSecrets } from '../project/secrets.js'
 import type { RunRecord, Store } from '../model/store.js'
 import { validateInputs } from './inputs.js'
 import { keepsDetails, runDetailsText } from './run-details.js'
@@ -22,6 +21,7 @@ import {
   type ResolvedPart,
   type Scope,
 } from '../language/resolve.js'
+import { capErrorList, capReason, maskedReason } from './reason.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import type { NodeFetch, RunOptions, RunOutcome, RunSleep, TraceStep } from '../model/run.js'
@@ -217,7 +217,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
   if (parent.depth + 1 > MAX_CALL_DEPTH) throw new Error(`flow calls nest more than ${MAX_CALL_DEPTH} deep`)
   const checked = validateInputs(flow, { body })
   if (!checked.ok) {
-    const error = `the input for flow "${slug}" is not valid: ${checked.errors.join('; ')}`
+    const error = capReason(`the input for flow "${slug}" is not valid: ${capErrorList(checked.errors).join('; ')}`)
     return { failed: error, status: 400, body: { error } }
   }
   const walk = newWalk({
@@ -241,7 +241,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     ending = failure(walk, error)
   }
   if (ending.kind === 'failed') {
-    const error = `flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`
+    const error = capReason(`flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`)
     return { failed: error, status: 500, body: { error } }
   }
   return { failed: null, status: ending.status, body: ending.body === undefined ? null : ending.body }
@@ -305,7 +305,7 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
       result = await stopper.race(kind.execute(context))
     } catch (error) {
       if (error instanceof RunStopped) throw error
-      const reason = maskSecrets(messageOf(error), project.secrets)
+      const reason = maskedReason(messageOf(error), project.secrets)
       if (retry && attempt < attempts) {
         recordStep(walk, node, context, null, { error: reason }, attempt)
         await pause(walk, retryDelayMs(retry, attempt + 1))
@@ -352,7 +352,7 @@ async function pause(walk: Walk, ms: number): Promise<void> {
 function failure(walk: Walk, error: unknown): Ending {
   const { current, steps, project } = walk
   const reason = error instanceof RunStopped ? error.message : messageOf(error)
-  const masked = maskSecrets(reason, project.secrets)
+  const masked = maskedReason(reason, project.secrets)
   if (steps && current) {
     const durationMs = roundMs(performance.now() - walk.stepBegan)
     const step: TraceStep = { nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output: { error: masked } }

@@ -3,6 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../model/project.js'
+import { patternEngine } from '../project/safe-pattern.js'
 import type { RunInput } from '../model/run.js'
 
 export type InputLocation = 'path' | 'query' | 'headers' | 'body'
@@ -42,11 +43,12 @@ interface CompiledInputs {
 
 // `strict: false`: a user's unknown keyword (x-…) is ignored, never fatal. Parameters arrive as text,
 // so they are coerced ('array' also wraps a single value for an array-typed property); the body is not.
+// `pattern`s run on RE2 (linear time), so no input can make validation backtrack for seconds.
 const parameterAjv = createAjv(true)
 const bodyAjv = createAjv(false)
 
 function createAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false })
+  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false, code: { regExp: patternEngine } })
   addFormats.default(ajv)
   return ajv
 }

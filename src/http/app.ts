@@ -3,6 +3,7 @@
 import { H3, HTTPError, type H3Event } from 'h3'
 import type { AppContext, AppOptions } from './context.js'
 import { RateLimiter } from './rate-limit.js'
+import { ClientClosedRequest } from './body.js'
 import { RejectionCounter } from './rejections.js'
 import { errorResponse, FLOW_NOT_FOUND } from './respond.js'
 import { docsAssetHandler, docsPageHandler } from './routes/docs.js'
@@ -15,7 +16,7 @@ import { replayHandler } from './routes/replay.js'
 import { signInHandler, signInPageHandler, signOutHandler } from './routes/sign-in.js'
 import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
-import { tickHandler } from './routes/tick.js'
+import { TICK_FAILURE_WINDOW_MS, tickHandler } from './routes/tick.js'
 import { UsersCache } from './sign-in.js'
 import type { Workspace } from './workspace.js'
 
@@ -29,6 +30,7 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
     workspace,
     options,
     rateLimiter: new RateLimiter(),
+    tickFailures: new RateLimiter(Date.now, 10_000, TICK_FAILURE_WINDOW_MS),
     rejections: new RejectionCounter(),
     users: new UsersCache([options.usersFile, ...(options.projectUsersFiles ?? [])]),
     log: (line, always = false) => {
@@ -98,6 +100,8 @@ function errorAnswer(context: AppContext, error: HTTPError, event: H3Event): Res
     return errorResponse(error.status, [error.status === 400 ? 'bad request' : 'request rejected'])
   }
   const cause = error.cause instanceof Error ? error.cause : error
+  // A client that hung up mid-body is no server error: a plain 400 (it will not read it anyway).
+  if (cause instanceof ClientClosedRequest) return errorResponse(400, [cause.message])
   context.log(`error ${event.req.method} ${event.url.pathname}: ${cause.name}: ${cause.message}`, true)
   return errorResponse(500, ['internal error'])
 }

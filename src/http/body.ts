@@ -157,6 +157,17 @@ export function nestingDepth(text: string): number {
   return max
 }
 
+/**
+ * The client went away before its body ended: nothing to answer and nothing wrong with the server,
+ * so app.ts answers 400 without logging an error (never a 500).
+ */
+export class ClientClosedRequest extends Error {
+  constructor(cause?: unknown) {
+    super('the client closed the request before its body ended', { cause })
+    this.name = 'ClientClosedRequest'
+  }
+}
+
 /** The body's bytes, or null as soon as more than `limit` bytes arrive. */
 async function readLimited(request: Request, limit: number): Promise<Uint8Array | null> {
   if (!request.body) return new Uint8Array(0)
@@ -164,7 +175,13 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array 
   const chunks: Uint8Array[] = []
   let total = 0
   for (;;) {
-    const { done, value } = await reader.read()
+    let read: ReadableStreamReadResult<Uint8Array>
+    try {
+      read = await reader.read()
+    } catch (error) {
+      throw new ClientClosedRequest(error)
+    }
+    const { done, value } = read
     if (done) break
     total += value.byteLength
     if (total > limit) {
@@ -217,11 +234,11 @@ function readNodeLimited(request: IncomingMessage, limit: number): Promise<Uint8
     }
     const onError = (error: Error) => {
       cleanup()
-      reject(error)
+      reject(new ClientClosedRequest(error))
     }
     const onClose = () => {
       cleanup()
-      reject(request.errored ?? new Error('the client closed the request before its body ended'))
+      reject(new ClientClosedRequest(request.errored))
     }
     request.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose)
   })

@@ -1,9 +1,11 @@
 // Who is asking: the client IP (the socket's address; X-Forwarded-For only behind a trusted proxy)
 // and the origin the request came to (for the OpenAPI document's server URL).
 import type { H3Event } from 'h3'
+import { forwardedClientIp, type TrustProxy } from './trust-proxy.js'
 
 export interface ClientOptions {
-  trustProxy: boolean
+  /** Which X-Forwarded-For hops are believed (SPEC §17); false: none. */
+  trustProxy: TrustProxy
   /**
    * Address used when the request has no socket (in-process `app.fetch` in tests). Unset in
    * production: a request without a socket address is then never treated as loopback.
@@ -15,12 +17,9 @@ export interface ClientOptions {
 
 /** The client's IP address, or `unknown` when there is none. */
 export function clientIp(event: H3Event, options: ClientOptions): string {
-  if (options.trustProxy) {
-    const forwarded = event.req.headers.get('x-forwarded-for')
-    const first = forwarded?.split(',')[0]?.trim()
-    if (first) return first
-  }
-  return event.req.ip ?? event.runtime?.node?.req.socket?.remoteAddress ?? options.fallbackClientIp ?? 'unknown'
+  const socketAddress = event.req.ip ?? event.runtime?.node?.req.socket?.remoteAddress ?? options.fallbackClientIp ?? 'unknown'
+  if (options.trustProxy === false || socketAddress === 'unknown') return socketAddress
+  return forwardedClientIp(socketAddress, event.req.headers.get('x-forwarded-for'), options.trustProxy)
 }
 
 /** True for 127.0.0.0/8, ::1 and their IPv4-mapped IPv6 forms. */
@@ -34,7 +33,7 @@ export function requestOrigin(event: H3Event, options: ClientOptions): string {
   const headers = event.req.headers
   let proto = event.url.protocol.replace(/:$/, '')
   let host = headers.get('host') ?? event.url.host
-  if (options.trustProxy) {
+  if (options.trustProxy !== false) {
     const forwardedProto = headers.get('x-forwarded-proto')?.split(',')[0]?.trim()
     const forwardedHost = headers.get('x-forwarded-host')?.split(',')[0]?.trim()
     if (forwardedProto && /^https?$/i.test(forwardedProto)) proto = forwardedProto.toLowerCase()

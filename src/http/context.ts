@@ -6,7 +6,6 @@ import type { Workspace } from './workspace.js'
 import type { ClientOptions } from './client.js'
 
 export interface AppOptions extends ClientOptions {
-  trustProxy: boolean
   /** No request log. */
   quiet: boolean
   /** The users file of the workspace (signed-in readers of /api/openapi, /api/runs, /status). */
@@ -25,6 +24,8 @@ export interface AppContext {
   workspace: Workspace
   options: AppOptions
   rateLimiter: RateLimiter
+  /** Failed CRON_SECRET guesses per client IP (the tick answers 429 past the limit). */
+  tickFailures: RateLimiter
   rejections: RejectionCounter
   users: UsersCache
   /** Logs a line unless quiet (unexpected errors are logged even when quiet). */

@@ -2,9 +2,32 @@
 // flight, and a graceful shutdown (stop accepting, let requests finish within a grace period,
 // then cut what is left).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { H3 } from 'h3'
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1'])
+
+/**
+ * Connection limits (SPEC §17 "connection exhaustion"): a client gets 10 s to send its headers and
+ * 60 s for the whole request (a body limit of megabytes needs no more), an idle keep-alive
+ * connection is closed after 5 s and serves at most 1,000 requests, and one address holds at most
+ * CONNECTIONS_PER_IP sockets at once. Behind --trust-proxy every socket is the proxy's, so the cap
+ * per address is off there (the proxy limits its clients).
+ */
+export const SERVER_LIMITS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+  maxRequestsPerSocket: 1_000,
+  connectionsPerIp: 256,
+} as const
+
+export interface ListenOptions {
+  host: string
+  port: number
+  /** Sockets one remote address may hold at once; 0 = no cap (default SERVER_LIMITS.connectionsPerIp). */
+  connectionsPerIp?: number
+}
 
 export interface RunningServer {
   /** Base URL to print, e.g. http://127.0.0.1:3000. */
@@ -16,7 +39,7 @@ export interface RunningServer {
   shutdown(graceMs: number, cutOff: () => void): Promise<void>
 }
 
-export async function listenApp(app: H3, options: { host: string; port: number }): Promise<RunningServer> {
+export async function listenApp(app: H3, options: ListenOptions): Promise<RunningServer> {
   const { toNodeHandler } = await import('h3/node')
   const { listen } = await import('listhen')
   let inFlight = 0
@@ -61,6 +84,7 @@ export async function listenApp(app: H3, options: { host: string; port: number }
     autoClose: false,
   })
   const server = listener.server as Server
+  limitConnections(server, options.connectionsPerIp ?? SERVER_LIMITS.connectionsPerIp)
 
   return {
     url: displayUrl(host, listener.address.port),
@@ -79,6 +103,31 @@ export async function listenApp(app: H3, options: { host: string; port: number }
       await closed
     },
   }
+}
+
+/** Timeouts and keep-alive limits of SERVER_LIMITS, and the per-address socket cap. */
+function limitConnections(server: Server, perIp: number): void {
+  server.headersTimeout = SERVER_LIMITS.headersTimeoutMs
+  server.requestTimeout = SERVER_LIMITS.requestTimeoutMs
+  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs
+  server.maxRequestsPerSocket = SERVER_LIMITS.maxRequestsPerSocket
+  if (perIp <= 0) return
+  const open = new Map<string, number>()
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? 'unknown'
+    const count = (open.get(address) ?? 0) + 1
+    if (count > perIp) {
+      // Refused before any byte is read: the connection costs nothing more.
+      socket.destroy()
+      return
+    }
+    open.set(address, count)
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1
+      if (left <= 0) open.delete(address)
+      else open.set(address, left)
+    })
+  })
 }
 
 function displayUrl(host: string, port: number): string {

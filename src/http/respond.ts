@@ -3,6 +3,7 @@
 // The Run API answers through `sendJson`: status and headers go on `event.res` and the body is
 // returned as text, so h3 builds srvx's light response instead of a web Response with a stream.
 import type { H3Event } from 'h3'
+import { capErrorList } from '../flow/reason.js'
 
 export type HeaderPairs = Record<string, string>
 
@@ -28,14 +29,14 @@ export function sendJson(event: H3Event, status: number, body: unknown, headers?
   return text
 }
 
-/** `{ ok: false, errors }` through `sendJson`. */
+/** `{ ok: false, errors }` through `sendJson`; at most 20 errors, then "… and N more" (SPEC §17). */
 export function sendError(event: H3Event, status: number, errors: string[], headers?: HeaderPairs): string {
-  return sendJson(event, status, { ok: false, errors }, headers)
+  return sendJson(event, status, { ok: false, errors: capErrorList(errors) }, headers)
 }
 
-/** `{ ok: false, errors }` with the given status. */
+/** `{ ok: false, errors }` with the given status (the list capped as in `sendError`). */
 export function errorResponse(status: number, errors: string[], headers: HeaderPairs = {}, extra: Record<string, unknown> = {}): Response {
-  return jsonResponse(status, { ok: false, errors, ...extra }, headers)
+  return jsonResponse(status, { ok: false, errors: capErrorList(errors), ...extra }, headers)
 }
 
 export function htmlResponse(status: number, html: string, headers: HeaderPairs = {}): Response {

@@ -33,7 +33,8 @@ export function buildUrl(parts: ResolvedPart[]): URL {
     const text = textOf(part.value)
     const inPath = !built.includes('?') && !built.includes('#')
     if (inPath && (text === '.' || text === '..')) dots.push({ from: built.length, to: built.length + text.length, text })
-    built += encodeURIComponent(text)
+    // A lone surrogate (caller input) cannot be percent-encoded: it becomes U+FFFD, as fetch would send it.
+    built += encodeURIComponent(toWellFormed(text))
   }
   for (const { from, to, text } of dots) {
     if (built[from - 1] === '/' && (to === built.length || '/?#'.includes(built[to] ?? ''))) {
@@ -61,4 +62,9 @@ export function appendQuery(url: URL, query: Record<string, unknown>): void {
       url.searchParams.append(key, textOf(item))
     }
   }
+}
+
+/** `String.prototype.toWellFormed` (Node 20+): lone surrogates replaced by U+FFFD. */
+function toWellFormed(text: string): string {
+  return (text as string & { toWellFormed(): string }).toWellFormed()
 }

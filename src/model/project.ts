@@ -178,11 +178,15 @@ export interface ProjectSettings {
   notify: NotifySettings
   /** Project-wide CORS; unset = no cross-origin access unless a Start sets its own. */
   cors?: CorsSettings
+  /** Who gets `?_trace=1` (SPEC §17): loopback requests only (default), anyone, or nobody. */
+  trace: TraceAccess
   /** Fields to index per document collection (`indexes` in flowctl.yaml), as written (dotted paths). */
   indexes: Record<string, string[]>
   /** `limits.rateLimitScope`: count per instance (default) or across every instance on the store (SPEC §12). */
   rateLimitScope?: 'instance' | 'cluster'
 }
+
+export type TraceAccess = 'loopback' | 'anyone' | 'never'
 
 /** Secret values by name: the dotenv file, overridden by FLOWCTL_SECRET_<NAME> variables. */
 export type Secrets = ReadonlyMap<string, string>

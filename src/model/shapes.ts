@@ -156,6 +156,10 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
       },
     },
     cors: CORS_SCHEMA,
+    trace: {
+      enum: ['loopback', 'anyone', 'never'],
+      description: 'Who gets ?_trace=1 answers (default loopback: requests from this machine only); for anyone else the flag is ignored.',
+    },
     indexes: {
       type: 'object',
       description: 'Expression indexes on document fields: { <collection>: [<field path>, ...] }.',

@@ -15,6 +15,7 @@ import {
 import * as generatedMeta from './generated/meta-validator.js'
 import * as generatedShapes from './generated/shape-validators.js'
 import type { JsonSchema } from '../model/project.js'
+import { patternEngine } from './safe-pattern.js'
 
 export { SHARED_DEFS } from './builtin-schemas.js'
 
@@ -68,7 +69,7 @@ let inputAjv: Ajv | undefined
 
 function getInputAjv(): Ajv {
   if (!inputAjv) {
-    inputAjv = new (loadAjv())(INPUT_AJV_OPTIONS)
+    inputAjv = new (loadAjv())({ ...INPUT_AJV_OPTIONS, code: { regExp: patternEngine } })
     loadFormats()(inputAjv)
   }
   return inputAjv

@@ -15,6 +15,7 @@ import {
 } from '../model/project.js'
 import type { NodeEntry } from './node-entries.js'
 import { plainlySatisfies } from './plain-schema.js'
+import { checkPattern, schemaPatterns } from './safe-pattern.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import type { ProblemCollector } from './yaml-source.js'
 
@@ -113,6 +114,8 @@ export function readStartInfo(entry: NodeEntry, collector: ProblemCollector, pro
     if (schemaProblem) {
       collector.error([...at, ...schemaProblem.path], `${entry.label}: inputs.${section} is not a valid JSON Schema: ${schemaProblem.message}`)
     }
+    checkPatterns(entry, section, schema, collector)
+    if (section === 'headers') checkHeaderNames(entry, schema, collector)
     if (section === 'body' && textBody) {
       if (schema.type !== 'string') {
         collector.error(schema.type === undefined ? at : [...at, 'type'], `${entry.label}: with accept: [text] the body is the request's text, so inputs.body must be a schema of type string`, { key: schema.type === undefined })
@@ -139,6 +142,10 @@ export function readStartInfo(entry: NodeEntry, collector: ProblemCollector, pro
     collector.error([...entry.path, 'inputs', bodyClash, 'properties', 'body'], `${entry.label}: a text body is start.body, so an input of ${bodyClash} cannot also be called "body"`, { key: true })
   }
   checkAccept(entry, accept, method, collector)
+  const authHeader = isRecord(settings.auth) ? settings.auth.header : undefined
+  if (typeof authHeader === 'string' && authHeader !== '' && !isHeaderName(authHeader)) {
+    collector.error([...entry.path, 'auth', 'header'], `${entry.label}: auth.header ${JSON.stringify(authHeader)} is not a valid HTTP header name (letters, digits and !#$%&'*+.^_\`|~- only, no spaces or colons)`)
+  }
   const cors = readCors(settings.cors)
   const problem = cors ? corsProblem(corsFor(projectCors, cors)) : null
   if (problem) collector.error([...entry.path, 'cors'], `${entry.label}: ${problem}`, { key: true })
@@ -154,6 +161,37 @@ export function readStartInfo(entry: NodeEntry, collector: ProblemCollector, pro
     cors,
     ...(typeof settings.summary === 'string' && settings.summary !== '' ? { summary: settings.summary } : {}),
     ...(typeof settings.operationId === 'string' && settings.operationId !== '' ? { operationId: settings.operationId } : {}),
+  }
+}
+
+/** Catastrophic-backtracking `pattern`s (ReDoS): a warning when RE2 runs them, else an error. */
+function checkPatterns(entry: NodeEntry, section: string, schema: JsonSchema, collector: ProblemCollector): void {
+  for (const { path, pattern } of schemaPatterns(schema)) {
+    const verdict = checkPattern(pattern)
+    if (verdict.ok) continue
+    const at = [...entry.path, 'inputs', section, ...path.map(String)]
+    const text = `${entry.label}: inputs.${section}: ${verdict.message}`
+    // A patternProperties key is reported at the key itself.
+    const key = path.at(-2) === 'patternProperties'
+    if (verdict.severity === 'error') collector.error(at, text, { key })
+    else collector.warning(at, text, { key })
+  }
+}
+
+/** An HTTP header name (RFC 9110 token); anything else makes every request fail inside fetch/Headers. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+export function isHeaderName(name: string): boolean {
+  return HEADER_NAME.test(name)
+}
+
+function checkHeaderNames(entry: NodeEntry, schema: JsonSchema, collector: ProblemCollector): void {
+  const properties = isRecord(schema.properties) ? Object.keys(schema.properties) : []
+  const required = Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : []
+  for (const name of new Set([...properties, ...required])) {
+    if (isHeaderName(name)) continue
+    const at = properties.includes(name) ? [...entry.path, 'inputs', 'headers', 'properties', name] : [...entry.path, 'inputs', 'headers', 'required']
+    collector.error(at, `${entry.label}: inputs.headers: ${JSON.stringify(name)} is not a valid HTTP header name (letters, digits and !#$%&'*+.^_\`|~- only, no spaces or colons)`, { key: properties.includes(name) })
   }
 }
 

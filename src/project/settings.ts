@@ -1,6 +1,6 @@
 // flowctl.yaml: the project's settings, with defaults filled in and every problem positioned.
 import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { checkCronExpression, isValidTimezone } from '../language/cron.js'
 import { parseFieldPath } from '../model/document-filter.js'
@@ -38,8 +38,13 @@ export async function readProjectSettings(dir: string): Promise<SettingsResult> 
   try {
     text = await readFile(join(dir, PROJECT_FILE), 'utf8')
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') {
       throw new FlowctlError('PROJECT_NOT_FOUND', `no ${PROJECT_FILE} in ${dir}; is this a flowctl project? (flowctl init creates one)`)
+    }
+    // `--project flowctl.yaml` or another file: name the folder that was meant.
+    if (code === 'ENOTDIR') {
+      throw new FlowctlError('PROJECT_NOT_FOUND', `${dir} is a file, not a project folder; pass the folder that holds ${PROJECT_FILE} (e.g. --project ${dirname(dir)})`)
     }
     throw error
   }
@@ -123,6 +128,7 @@ function buildSettings(raw: Raw): ProjectSettings {
     history: { keep: historyKeep(asRecord(raw.history).keep) },
     notify: buildNotify(asRecord(raw.notify), timezone),
     indexes: buildIndexes(asRecord(raw.indexes)),
+    trace: raw.trace === 'anyone' || raw.trace === 'never' ? raw.trace : 'loopback',
     ...corsSetting(raw.cors),
     ...(asRecord(raw.limits).rateLimitScope === 'cluster' ? { rateLimitScope: 'cluster' as const } : {}),
   }

@@ -1,5 +1,5 @@
 // YAML (and JSON) source files parsed with positions, so every problem can point at the exact node.
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type YAMLError } from 'yaml'
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type YAMLError } from 'yaml'
 import type { Position, Problem } from '../model/project.js'
 
 export type SourcePath = readonly (string | number)[]
@@ -25,8 +25,33 @@ export function parseYamlSource(text: string, options: { json?: boolean } = {}):
   // One mistake often makes the parser report several errors after it: only the first is the author's.
   const first = doc.errors[0]
   const syntaxErrors = first ? [yamlSyntaxError(text, first, lineCounter)] : []
-  const data = syntaxErrors.length > 0 ? null : doc.toJS({ maxAliasCount: 1000 })
-  return { doc, lineCounter, data, syntaxErrors }
+  if (syntaxErrors.length > 0) return { doc, lineCounter, data: null, syntaxErrors }
+  try {
+    return { doc, lineCounter, data: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), syntaxErrors }
+  } catch (error) {
+    // An alias bomb ("billion laughs") or another document yaml refuses to expand: a problem of
+    // this file only, never an exception that stops `serve` or `validate`.
+    return { doc, lineCounter, data: null, syntaxErrors: [aliasError(doc, lineCounter, error)] }
+  }
+}
+
+/** Aliases one document may expand to in total (yaml's count); far above any real flow file. */
+const MAX_ALIAS_COUNT = 1000
+
+function aliasError(doc: Document, lineCounter: LineCounter, error: unknown): { pos: Position; message: string } {
+  let offset = 0
+  visit(doc, {
+    Alias(_key, node) {
+      offset = node.range?.[0] ?? 0
+      return visit.BREAK
+    },
+  })
+  const { line, col } = lineCounter.linePos(offset)
+  const reason = error instanceof Error ? error.message : String(error)
+  return {
+    pos: { line, column: col },
+    message: `YAML aliases expand too much (${reason}); a flow file may expand at most ${MAX_ALIAS_COUNT} aliases, so write the values out or use fewer nested aliases`,
+  }
 }
 
 function yamlSyntaxError(text: string, error: YAMLError, lineCounter: LineCounter): { pos: Position; message: string } {

@@ -67,6 +67,7 @@ export function buildProject(
       history: { keep: options.keep ?? 'all' },
       notify: { channels: {}, alerts: [], digests: [] },
       indexes: {},
+      trace: 'loopback',
     },
     flows: new Map(flows.map((flow) => [flow.slug, flow])),
     secrets: new Map(Object.entries(options.secrets ?? {})),

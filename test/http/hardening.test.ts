@@ -15,7 +15,8 @@ describe('rate limit', () => {
   afterAll(() => server.close())
 
   it('answers 429 with Retry-After once an IP passes the limit, before auth', async () => {
-    const from = (ip: string) => ({ headers: { 'x-forwarded-for': `${ip}, 10.9.9.9` } })
+    // The trusted proxy (one hop) appends the address it saw; what the client wrote is left of it.
+    const from = (ip: string) => ({ headers: { 'x-forwarded-for': `10.9.9.9, ${ip}` } })
     // Counted before auth: rejected credentials use up the window too.
     for (let i = 0; i < 3; i++) expect((await server.request('/api/run/shop/create-order', { method: 'POST', ...from('203.0.113.7') })).status).toBe(401)
     const before = Date.now()

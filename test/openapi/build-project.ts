@@ -79,6 +79,7 @@ export function project(flows: Flow[], settings: { projectId?: string; name?: st
       history: { keep: 'all' },
       notify: { channels: {}, alerts: [], digests: [] },
       indexes: {},
+      trace: 'loopback',
     },
     flows: new Map(flows.map((f) => [f.slug, f])),
     secrets: new Map(),

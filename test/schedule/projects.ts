@@ -41,6 +41,7 @@ export function makeProject(projectId: string, flows: FlowSpec[], options: { dir
       history: { keep: 'all' },
       notify: { channels: {}, alerts: [], digests: [], ...options.notify },
       indexes: {},
+      trace: 'loopback',
     },
     flows: new Map(flows.map((f) => [f.slug, makeFlow(f)])),
     secrets: new Map(Object.entries(options.secrets ?? {})),

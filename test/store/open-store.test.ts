@@ -26,6 +26,7 @@ function project(database: string, secrets: Record<string, string> = {}): Projec
       history: { keep: 'all' },
       notify: { channels: {}, alerts: [], digests: [] },
       indexes: {},
+      trace: 'loopback',
     },
     flows: new Map(),
     secrets: new Map(Object.entries(secrets)),

@@ -27,6 +27,7 @@ function project(database: string, databaseSchema?: string): Project {
       limits: DEFAULT_LIMITS,
       notify: { channels: {}, alerts: [], digests: [] },
       indexes: {},
+      trace: 'loopback',
       history: { keep: 'all' },
     },
     flows: new Map(),

@@ -1,6 +1,7 @@
 // The run form of the flow page (`POST /flows/<projectId>/<slug>`): form fields named
 // `path.<name>`, `query.<name>`, `headers.<name>` and `body` (JSON text) become a run through the
 // one engine, with a trace. Empty fields are left out, as an HTTP caller would leave them out.
+import { capErrorList } from '../../flow/reason.js'
 import { runFlow } from '../../flow/engine.js'
 import type { Trace } from '../../model/run.js'
 import type { Flow, Project } from '../../model/project.js'
@@ -48,7 +49,7 @@ export async function runFromForm(options: { project: Project; flow: Flow; store
   }
   const method = flow.start ? flow.start.method.toUpperCase() : 'POST'
   const outcome = await runFlow({ project, flow, store: options.store, trigger: 'http', method, input: { ...input, body }, trace: true, signal: options.signal })
-  if (outcome.kind === 'invalid') return { projectId, status: 400, runId: null, errors: outcome.errors }
+  if (outcome.kind === 'invalid') return { projectId, status: 400, runId: null, errors: capErrorList(outcome.errors) }
   if (outcome.kind === 'failed') {
     return { projectId, status: 500, runId: outcome.runId, errors: [`node ${outcome.nodeId} failed: ${outcome.error}`], failedNodeId: outcome.nodeId, trace: outcome.trace }
   }

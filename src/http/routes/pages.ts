@@ -4,6 +4,7 @@
 // the viewer role; running and replaying need a loopback request or the editor or owner role.
 import { getRouterParam, type H3Event } from 'h3'
 import { isFlowctlError } from '../../errors.js'
+import { capErrorList } from '../../flow/reason.js'
 import { replayRun } from '../../flow/replay.js'
 import { readRequestText } from '../body.js'
 import { accessResponse, callerOf, isCrossSite, projectAccess, readableEntries, type Need, type ProjectAccess } from '../access.js'
@@ -111,7 +112,7 @@ export function replayFormHandler(context: AppContext) {
     try {
       const { outcome } = await replayRun({ project, store, runId: getRouterParam(event, 'runId') ?? '', trigger: 'http', signal: context.options.signal })
       if (outcome.kind === 'invalid') {
-        return messagePage(400, 'Replay refused', `The recorded input does not pass the flow's current input schemas: ${outcome.errors.join('; ')}`)
+        return messagePage(400, 'Replay refused', `The recorded input does not pass the flow's current input schemas: ${capErrorList(outcome.errors).join('; ')}`)
       }
       return new Response(null, { status: 303, headers: { location: `/runs/${encodeURIComponent(projectId)}/${encodeURIComponent(outcome.runId)}` } })
     } catch (error) {
@@ -123,5 +124,5 @@ export function replayFormHandler(context: AppContext) {
 
 /** SPEC §14's terminal line for a 400: the error strings, never the values sent. */
 export function logRejected(context: AppContext, projectId: string, slug: string, errors: string[]): void {
-  context.log(`400 ${projectId}/${slug}: ${errors.join('; ')}`)
+  context.log(`400 ${projectId}/${slug}: ${capErrorList(errors).join('; ')}`)
 }

@@ -11,6 +11,7 @@ import type { BodyType, Flow, Project, StartInfo } from '../../model/project.js'
 import { checkRunAuth } from '../auth.js'
 import { isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
 import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
+import { isLoopbackRequest } from '../access.js'
 import { clientIp, isLoopback } from '../client.js'
 import type { AppContext } from '../context.js'
 import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE, type HeaderPairs } from '../respond.js'
@@ -107,7 +108,9 @@ export function runHandler(context: AppContext) {
     // Most calls carry no query string: skip building URLSearchParams for them.
     const search = event.url.search
     const searchParams = search === '' ? null : event.url.searchParams
-    const traceFlag = searchParams?.get('_trace') ?? null
+    // Who may see a trace is the project's `trace` setting (SPEC §17); for others the flag is ignored.
+    const rawTraceFlag = searchParams?.get('_trace') ?? null
+    const traceFlag = rawTraceFlag !== null && traceAllowed(context, event, project) ? rawTraceFlag : null
     if (traceFlag !== null && !TRACE_VALUES.has(traceFlag)) {
       return reject(projectId, 400, [`query/_trace: must be 1 or true (0 or false to turn it off), got "${traceFlag.slice(0, 20)}"`])
     }
@@ -144,6 +147,12 @@ export function runHandler(context: AppContext) {
     }
     return guards.settle(event, outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors), outcome.kind === 'failed')
   }
+}
+
+/** `trace: loopback` (default) gives traces to requests from this machine only (socket and Host). */
+function traceAllowed(context: AppContext, event: H3Event, project: Project): boolean {
+  const access = project.settings.trace
+  return access === 'anyone' || (access !== 'never' && isLoopbackRequest(context, event))
 }
 
 /** The same status and headers without the body (HEAD); Content-Length tells the GET body's size. */
