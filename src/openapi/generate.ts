@@ -1,7 +1,7 @@
 // The project's OpenAPI 3.0.3 document: a pure function of the loaded project, with a stable key
 // order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
 import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../project/model.js'
-import { buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
+import { ASYNC_ACCEPTED_SCHEMA, ASYNC_ACCEPTED_SCHEMA_NAME, buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'
 import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './types.js'
@@ -55,6 +55,7 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
         readsBody: start.method !== 'get',
         rateLimited: project.settings.limits.runsPerMinutePerIp > 0,
         cors: cors ? { credentials: cors.credentials } : null,
+        async: start.respond === 'async',
       }),
     }
     paths[path] = { [start.method]: operation }
@@ -64,7 +65,10 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
   const components: NonNullable<OpenApiDocument['components']> = {}
   if (callables.length > 0) {
     // Copies: the document is handed out, and some tools mutate what they are given.
-    components.schemas = { [ERROR_SCHEMA_NAME]: structuredClone(ERROR_SCHEMA), [RUN_FAILED_SCHEMA_NAME]: structuredClone(RUN_FAILED_SCHEMA) }
+    components.schemas = { [ERROR_SCHEMA_NAME]: structuredClone(ERROR_SCHEMA) }
+    // Each only when an operation refers to it (linters flag unused components): async Starts answer 202, never 500.
+    if (callables.some(({ start }) => start.respond !== 'async')) components.schemas[RUN_FAILED_SCHEMA_NAME] = structuredClone(RUN_FAILED_SCHEMA)
+    if (callables.some(({ start }) => start.respond === 'async')) components.schemas[ASYNC_ACCEPTED_SCHEMA_NAME] = structuredClone(ASYNC_ACCEPTED_SCHEMA)
   }
   if (securitySchemes) components.securitySchemes = securitySchemes
 

@@ -141,6 +141,7 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
         historyRuns: { type: 'integer', minimum: 1 },
         expressionMs: { type: 'integer', minimum: 1, description: 'How long one {{= }} expression may evaluate before the node fails with "expression timed out".' },
         traceBytes: { type: 'integer', minimum: 1024, description: 'Stored trace outputs per run, in bytes (default 65536); the rest is cut with a marker.' },
+        asyncConcurrency: { type: 'integer', minimum: 0, maximum: 1000, description: 'Async runs (respond: async) this instance executes at once (default 4); 0 = it only queues them.' },
       },
     },
     history: {

@@ -8,6 +8,7 @@ import { runFlow } from '../../flow/engine.js'
 import { maskValue } from '../../flow/mask.js'
 import type { RunInput, RunOutcome } from '../../flow/types.js'
 import type { BodyType, Flow, Project, StartInfo } from '../../project/model.js'
+import { acceptAsyncRun } from '../async-accept.js'
 import { checkRunAuth } from '../auth.js'
 import { isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
 import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
@@ -118,6 +119,9 @@ export function runHandler(context: AppContext) {
       headers: declaredHeaders(start, headers),
     }
     if (bodyType) input.bodyType = bodyType
+    if (start.respond === 'async') {
+      return acceptAsyncRun(context, event, { project, flow, store, method, input, cors, reject: (status, errors) => reject(projectId, status, errors) })
+    }
     let outcome: RunOutcome
     try {
       outcome = await runFlow({ project, flow, store: guardStore(store), trigger: 'http', method, input, trace, signal: options.signal })

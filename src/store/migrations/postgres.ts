@@ -85,6 +85,30 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       ALTER TABLE runs ADD COLUMN trace TEXT;
     `,
   },
+  {
+    // Version 5: the durable queue of async runs (SPEC §12, src/store/async-runs.ts). `input` is
+    // cleared and `response` written when the run finishes, in the statement of its history record.
+    version: 5,
+    sql: `
+      CREATE TABLE async_runs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        method TEXT NOT NULL,
+        input TEXT,
+        received_at TIMESTAMPTZ NOT NULL,
+        status TEXT NOT NULL DEFAULT 'queued',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        claim_token TEXT,
+        lease_until TIMESTAMPTZ,
+        response JSONB,
+        finished_at TIMESTAMPTZ
+      );
+      CREATE INDEX async_runs_waiting ON async_runs (project_id, received_at) WHERE status IN ('queued', 'running');
+      CREATE INDEX async_runs_by_token ON async_runs (claim_token) WHERE claim_token IS NOT NULL;
+      CREATE INDEX async_runs_finished ON async_runs (project_id, finished_at) WHERE finished_at IS NOT NULL;
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
