@@ -14,6 +14,7 @@ import { run as documents } from './documents.js'
 import { run as expressions } from './expressions.js'
 import { run as flowTests } from './flow-tests.js'
 import { run as historyKeep } from './history-keep.js'
+import { run as asyncRuns } from './async-runs.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -28,6 +29,7 @@ const benchmarks = [
   ['expressions', expressions],
   ['flow-tests', flowTests],
   ['history-keep', historyKeep],
+  ['async-runs', asyncRuns],
 ]
 
 const sections = []
