@@ -2,6 +2,7 @@
 // §5.1, §11): flow and path shape (404; `http: false` too), preflight/OPTIONS, method (405; HEAD
 // on a GET flow is GET without the body), rate limit (429), auth (401; hmac reads the body first,
 // 413), body (413/415/400), then the engine, which validates the inputs (400) and runs the flow.
+// An async Start (`respond: async`) validates and queues the run instead, answering 202 (async-accept.ts).
 import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
 import { runFlow } from '../../flow/engine.js'
