@@ -116,6 +116,11 @@ const MIGRATION_LOCK_KEY = 4_242_001
 
 /** The tables of migration 1: what a flowctl before `database.schema` created in `public`. */
 export const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documents', 'schedule_claims', 'heartbeats', 'cursors', 'outbox']
+/**
+ * Tables later migrations create: moved with the others when present, so a `public` layout made by a
+ * newer flowctl opened without a schema (its schema_migrations records them) keeps them too.
+ */
+const PUBLIC_TABLES_OF_LATER_VERSIONS = ['async_runs']
 
 /**
  * Creates the schema (when given) and applies pending migrations, holding a session advisory lock.
@@ -155,7 +160,7 @@ async function adoptPublicTables(client: PoolClient, schema: string): Promise<vo
   const { rows } = await client.query<{ schema: string; table: string }>(
     `SELECT table_schema AS schema, table_name AS table FROM information_schema.tables
       WHERE table_schema IN ('public', $1) AND table_name = ANY($2)`,
-    [schema, PUBLIC_TABLES_OF_VERSION_1],
+    [schema, [...PUBLIC_TABLES_OF_VERSION_1, ...PUBLIC_TABLES_OF_LATER_VERSIONS]],
   )
   const inPublic = new Set(rows.filter((row) => row.schema === 'public').map((row) => row.table))
   const inSchema = new Set(rows.filter((row) => row.schema === schema).map((row) => row.table))
@@ -168,7 +173,7 @@ async function adoptPublicTables(client: PoolClient, schema: string): Promise<vo
   if (!['project_id', 'flow', 'trigger', 'ports', 'failed_node_id'].every((name) => names.has(name))) return
   await client.query('BEGIN')
   try {
-    for (const table of PUBLIC_TABLES_OF_VERSION_1) {
+    for (const table of [...PUBLIC_TABLES_OF_VERSION_1, ...PUBLIC_TABLES_OF_LATER_VERSIONS]) {
       if (inPublic.has(table)) await client.query(`ALTER TABLE public."${table}" SET SCHEMA "${schema}"`)
     }
     await client.query('COMMIT')
