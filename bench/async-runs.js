@@ -12,7 +12,7 @@ import { startFlowctl } from './lib/servers.js'
 import { httpRequest, stopChild } from './lib/proc.js'
 import { alternate } from './lib/load.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
-import { requireFlowctl } from './lib/flowctl-check.js'
+import { freshPostgresDatabase, reachablePostgres, requireFlowctl } from './lib/flowctl-check.js'
 
 const SYNC_ROUTE = '/api/run/bench/empty'
 const ASYNC_ROUTE = '/api/run/bench/empty-async'
@@ -43,8 +43,8 @@ async function expectStatus(url, status) {
   return JSON.parse(res.body)
 }
 
-async function measure(asyncConcurrency, rounds, log) {
-  const server = await startFlowctl(writeAsyncProject(asyncConcurrency))
+async function measure(asyncConcurrency, rounds, log, env = {}) {
+  const server = await startFlowctl(writeAsyncProject(asyncConcurrency), { env })
   try {
     await expectStatus(server.url + SYNC_ROUTE, 200)
     const queued = await expectStatus(server.url + ASYNC_ROUTE, 202)
@@ -80,6 +80,21 @@ export async function run({ log = console.log } = {}) {
   const costWithWorkers = withWorkers.sync.rps / withWorkers.ack.rps
   rows.push(row('Async 202 vs sync empty run, 4 workers running the queue in the same process', `${withWorkers.ack.rps.toFixed(0)} req/s`, `${withWorkers.sync.rps.toFixed(0)} req/s`, fmtRatio(costWithWorkers), '—', null))
   notes.push('with workers, the instance runs each queued run as well as acknowledging it, and the backlog left by the async round keeps running during the next sync round: both figures are lower, and the ratio mixes the two costs')
+  // The same acknowledgement on PostgreSQL (where several instances share the queue), when a server answers.
+  const pgUrl = await reachablePostgres()
+  if (pgUrl) {
+    const database = await freshPostgresDatabase(pgUrl)
+    try {
+      const pg = await measure(0, 2, log, { FLOWCTL_DATABASE_URL: database.url })
+      const pgCost = pg.sync.rps / pg.ack.rps
+      rows.push(row('Async acknowledgement (202) vs sync empty run, PostgreSQL: cost (inverse req/s, mean of 2)', `${pg.ack.rps.toFixed(0)} req/s`, `${pg.sync.rps.toFixed(0)} req/s`, fmtRatio(pgCost), '≤ 1.20×', pgCost <= 1.2))
+      notes.push(`baseline on PostgreSQL (sync Start → End): ${pg.sync.rps.toFixed(0)} req/s absolute, in a fresh database beside ${pgUrl.replace(/\/\/[^@]*@/, '//…@')}`)
+    } finally {
+      await database.drop().catch((error) => notes.push(`could not drop the benchmark database: ${error.message}`))
+    }
+  } else {
+    notes.push('PostgreSQL skipped: no server answered at FLOWCTL_BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test')
+  }
   return { name: 'async-runs', rows, notes }
 }
 

@@ -29,6 +29,18 @@ interface ProjectState {
   lastError: string | null
 }
 
+const IDLE_PROJECT_POLLS = 10
+
+const asyncFlowsByProject = new WeakMap<Project, boolean>()
+function hasAsyncFlow(project: Project): boolean {
+  let found = asyncFlowsByProject.get(project)
+  if (found === undefined) {
+    found = [...project.flows.values()].some((flow) => flow.start?.respond === 'async')
+    asyncFlowsByProject.set(project, found)
+  }
+  return found
+}
+
 /** Thrown by the record hook when shutdown stopped the run: its claim is released instead. */
 class RunReleased extends Error {}
 
@@ -54,8 +66,14 @@ export class AsyncRunner {
 
   /** Starts polling every project's queue and renewing this instance's leases. */
   start(): this {
+    let tick = 0
     const poll = setInterval(() => {
-      for (const entry of this.#workspace.list()) this.wake(entry.project.settings.projectId)
+      tick += 1
+      for (const { project } of this.#workspace.list()) {
+        // A project without an async flow is looked at 10× less often: only runs queued before a
+        // reload turned its flows synchronous can be waiting there.
+        if (tick % IDLE_PROJECT_POLLS === 0 || hasAsyncFlow(project)) this.wake(project.settings.projectId)
+      }
     }, this.#pollMs)
     const renew = setInterval(() => void this.#renewLeases(), Math.max(50, Math.floor(this.#leaseMs / 3)))
     poll.unref()
