@@ -98,6 +98,28 @@ describe('respond: async', () => {
   })
 })
 
+describe('shutdown', () => {
+  it('puts a run still going after the grace period back in the queue, unrecorded, for the next worker', async () => {
+    const slow = [
+      'name: Slow',
+      'nodes:',
+      '  - { id: start, type: start, name: Start, method: post, respond: async, next: pause }',
+      '  - { id: pause, type: wait, name: Pause, ms: 1500, next: done }',
+      '  - { id: done, type: end, name: Done, body: { ok: true } }',
+      '',
+    ].join('\n')
+    server = await startTestServer({ fixture: 'async-jobs', flows: { 'slow.yaml': slow }, app: { asyncQueued: (projectId) => runner?.wake(projectId) } })
+    runner = new AsyncRunner(server.workspace, { pollMs: 50 }).start()
+    const { runId } = (await (await server.request('/api/run/jobs/slow', jsonPost({}))).json()) as { runId: string }
+    await eventually(async () => (await result(runId)).body.status === 'running', 5000)
+    await runner.stop(100)
+    expect((await result(runId)).body).toEqual({ runId, status: 'queued', response: null })
+    expect(await server.workspace.get('jobs')!.store!.getRun('jobs', runId)).toBeNull()
+    runner = new AsyncRunner(server.workspace, { pollMs: 50 }).start()
+    await eventually(async () => (await result(runId)).body.status === 'success', 5000)
+  })
+})
+
 describe('GET /api/result/<projectId>/<runId>', () => {
   it('answers 404 for an unknown run or project, and 401 without the flow\'s credential', async () => {
     await start(false)
