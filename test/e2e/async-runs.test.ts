@@ -2,6 +2,7 @@
 // `success` exactly once — one history record per run id, none missing, and one document per run
 // (the flow inserts one). Two `serve` instances on one PostgreSQL database with one SIGKILLed midway
 // and restarted; and one instance on the embedded SQLite store, SIGKILLed and restarted.
+import Database from 'better-sqlite3'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
@@ -33,7 +34,7 @@ nodes:
     inputs:
       body: { type: object, required: [n], properties: { n: { type: integer } } }
     next: save
-  - { id: save, type: insert, name: Save, collection: jobs, document: { n: "{{start.n}}" }, next: pause }
+  - { id: save, type: insert, name: Save, collection: jobs, document: { n: "{{start.n}}", run: "{{run.id}}" }, next: pause }
   - { id: pause, type: wait, name: Pause, ms: 80, next: done }
   - { id: done, type: end, name: Done, status: 201, body: { n: "{{start.n}}", id: "{{save.insertedId}}" } }
 `,
@@ -148,14 +149,17 @@ async function expectExactlyOnce(project: string, env: Record<string, string>, a
   expect({ missing, doubled }).toEqual({ missing: [], doubled: [] })
   expect(records.filter((record) => runIds.includes(record.id)).every((record) => record.status === 'success' && record.method === 'POST')).toBe(true)
 
-  // One document per run: a run killed after its insert and run again keeps the first document.
+  // One document per run: a run killed after its insert and run again keeps the first document. A
+  // request in flight when its instance was killed may have been queued without its 202 reaching
+  // the client (which then sent it again): that run is recorded too, and has its own document.
   const documents = await flowctl(['documents', 'jobs', '--project', project, '--limit', '1000', '--json'], { env })
   expect(documents.exitCode).toBe(0)
-  const perN = new Map<number, number>()
-  for (const document of (JSON.parse(documents.stdout) as { documents: { n: number }[] }).documents) perN.set(document.n, (perN.get(document.n) ?? 0) + 1)
-  const docMissing = [...acknowledged.keys()].filter((n) => !perN.has(n))
-  const docDoubled = [...perN].filter(([, count]) => count > 1)
-  expect({ docMissing, docDoubled }).toEqual({ docMissing: [], docDoubled: [] })
+  const perRun = new Map<string, number>()
+  for (const document of (JSON.parse(documents.stdout) as { documents: { run: string }[] }).documents) perRun.set(document.run, (perRun.get(document.run) ?? 0) + 1)
+  const docMissing = runIds.filter((id) => !perRun.has(id))
+  const docDoubled = [...perRun].filter(([, count]) => count > 1)
+  const docWithoutRun = [...perRun.keys()].filter((id) => !counts.has(id))
+  expect({ docMissing, docDoubled, docWithoutRun }).toEqual({ docMissing: [], docDoubled: [], docWithoutRun: [] })
 }
 
 describe('async runs survive SIGKILL and run exactly once', () => {
@@ -196,18 +200,25 @@ describe('async runs survive SIGKILL and run exactly once', () => {
     try {
       await server.start()
       let up = true
+      let claimedAtKill = -1
       const acknowledged = await queueAll(
         () => (up ? [server] : []),
         async () => {
           up = false
           await server.kill()
+          // What the killed process left claimed and unfinished (read from the file, as a restart would).
+          const db = new Database(join(project, '.flowctl', 'flowctl.db'), { readonly: true })
+          claimedAtKill = (db.prepare("SELECT count(*) AS n FROM async_runs WHERE status = 'running'").get() as { n: number }).n
+          db.close()
           await server.start()
           up = true
         },
       )
       expect(acknowledged.size).toBe(RUNS)
+      // Killed midway: runs were claimed and unfinished, and the restarted process took them over.
+      expect(claimedAtKill).toBeGreaterThan(0)
       await expectExactlyOnce(project, {}, acknowledged, server)
-      expect(server.log).toMatch(/taken over \(attempt 2/)
+      expect(server.log.match(/taken over \(attempt 2/g)?.length).toBe(claimedAtKill)
     } finally {
       await server.stop()
     }
