@@ -16,6 +16,7 @@ import { run as flowTests } from './flow-tests.js'
 import { run as historyKeep } from './history-keep.js'
 import { run as clusterLimit } from './cluster-limit.js'
 import { run as hostile } from './hostile.js'
+import { run as asyncRuns } from './async-runs.js'
 
 const benchmarks = [
   ['run-api', runApi],
@@ -32,6 +33,7 @@ const benchmarks = [
   ['history-keep', historyKeep],
   ['cluster-limit', clusterLimit],
   ['hostile', hostile],
+  ['async-runs', asyncRuns],
 ]
 
 const sections = []

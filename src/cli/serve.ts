@@ -84,6 +84,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   }
 
   const shutdown = new AbortController()
+  const { AsyncRunner } = await import('../http/async-runner.js')
+  const asyncRunner = new AsyncRunner(workspace, { log: err })
   const { createApp } = await import('../http/app.js')
   const { defaultUsersFile } = await import('../users/users-file.js')
   // --users names the one file; otherwise the current folder's and each served project's own count.
@@ -98,6 +100,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     cronSecret: env.CRON_SECRET || undefined,
     signal: shutdown.signal,
     log: out,
+    asyncQueued: (projectId) => asyncRunner.wake(projectId),
   })
 
   // Watching starts before listening, so no change made after the server answers is missed.
@@ -121,6 +124,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   const baseUrl = server.url
 
   const stopCron = options.cron ? (await import('../http/cron-timer.js')).startCronTimer(workspace, err) : null
+  // Async runs queued before this start (a restart after a crash) are taken up at once.
+  asyncRunner.start()
   const served = workspace.list().map((entry) => entry.project)
   printUrls(served, baseUrl, Boolean(options.json), out)
   if (!options.json) {
@@ -135,7 +140,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   stopCron?.()
   // Open /api/events streams never finish by themselves: end them, so only runs are waited for.
   workspace.events.endStreams()
-  await server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort())
+  // Async runs still going after the grace period go back to the queue for the next instance.
+  await Promise.all([server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort()), asyncRunner.stop(SHUTDOWN_GRACE_MS)])
   await watchers?.close()
   await workspace.close()
 }

@@ -24,7 +24,7 @@ import {
 import { capErrorList, capReason, maskedReason } from './reason.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
-import type { NodeFetch, RunOptions, RunOutcome, RunSleep, TraceStep } from '../model/run.js'
+import type { NodeFetch, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
 
 /** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
 const MAX_STEPS = 10_000
@@ -42,7 +42,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
 
   const keep = project.settings.history.keep
   const nowMs = Date.now()
-  const runId = newRunId(nowMs)
+  const runId = options.runId ?? newRunId(nowMs)
   const startedAt = options.now ? options.now().toISOString() : isoTime(nowMs)
   const began = performance.now()
   const scheduledFor = options.scheduledFor ?? null
@@ -93,11 +93,19 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
       ? runDetailsText({ input: checked.input, runId, durationMs, steps: walk.steps, secrets: project.secrets, traceBytes: project.settings.limits.traceBytes })
       : undefined
   // Committed before the caller answers: a run whose response was sent is in history.
-  await store.recordRun(record, project.settings.limits.historyRuns, details)
+  if (options.recordRun) await options.recordRun(record, details, responseOf(ending, runId, flow.slug))
+  else await store.recordRun(record, project.settings.limits.historyRuns, details)
 
   const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: maskSteps(walk.steps, project) } } : {}
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
   return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
+}
+
+/** The answer a caller gets for this ending (the Run API's 500 body for a failure; SPEC §5.1). */
+function responseOf(ending: Ending, runId: string, slug: string): RunResponse {
+  if (ending.kind === 'response') return { status: ending.status, body: ending.body ?? null }
+  const errors = [ending.nodeId ? `node ${ending.nodeId} failed` : `flow ${slug} failed`]
+  return { status: 500, body: { ok: false, errors, nodeId: ending.nodeId, runId } }
 }
 
 /** One run (or sub-flow run) in progress. `current` is the node that fails when anything throws. */

@@ -13,6 +13,7 @@ import { runHandlerById, runsHandler } from './routes/runs.js'
 import { eventsHandler } from './routes/events.js'
 import { dashboardHandler, flowFormHandler, flowPageHandler, replayFormHandler, runPageHandler } from './routes/pages.js'
 import { replayHandler } from './routes/replay.js'
+import { resultHandler } from './routes/result.js'
 import { signInHandler, signInPageHandler, signOutHandler } from './routes/sign-in.js'
 import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
@@ -63,6 +64,7 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
 
   app.all('/api/run/**', runHandler(context))
   app.get('/api/openapi/:projectId', openApiHandler(context))
+  app.get('/api/result/:projectId/:runId', resultHandler(context))
   app.get('/api/runs/:projectId', runsHandler(context))
   app.get('/api/runs/:projectId/:runId', runHandlerById(context))
   app.post('/api/replay/:projectId/:runId', replayHandler(context))

@@ -18,6 +18,8 @@ export interface AppOptions extends ClientOptions {
   cronSecret?: string
   /** Aborted when the server shuts down: runs still going are cancelled. */
   signal?: AbortSignal
+  /** Told when an async run was queued (the serve process's AsyncRunner looks for work at once). */
+  asyncQueued?: (projectId: string) => void
 }
 
 export interface AppContext {

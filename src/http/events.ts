@@ -54,10 +54,15 @@ export function publishingStore(store: Store, hub: EventHub): Store {
     await store.recordRun(run, cap, details)
     if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
   }
+  const finishAsyncRun: Store['finishAsyncRun'] = async (run, cap, details, completion) => {
+    await store.finishAsyncRun(run, cap, details, completion)
+    if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
+  }
   const bound = new Map<PropertyKey, unknown>()
   return new Proxy(store, {
     get(target, property) {
       if (property === 'recordRun') return recordRun
+      if (property === 'finishAsyncRun') return finishAsyncRun
       const value: unknown = Reflect.get(target, property, target)
       if (typeof value !== 'function') return value
       let method = bound.get(property)

@@ -96,6 +96,8 @@ export interface StartInfo {
   accept: BodyType[]
   /** False: no HTTP route (schedule-only or `flowctl run` only). */
   http: boolean
+  /** `async`: the Run API queues the run and answers 202 (SPEC §12); absent means `sync`. */
+  respond?: 'sync' | 'async'
   /** The Start's own `cors` fields; they override the project's (`corsFor` merges them). */
   cors: Partial<CorsSettings> | null
   /** OpenAPI overrides. */
@@ -127,6 +129,8 @@ export interface ProjectLimits {
   expressionMs: number
   /** Bytes of step outputs a stored trace keeps per run; the rest is cut with a marker. */
   traceBytes: number
+  /** Async runs this instance executes at once per project (SPEC §12); 0 = it takes none. */
+  asyncConcurrency: number
 }
 
 /** Which runs keep their input and trace in history (SPEC §14). */
@@ -209,6 +213,7 @@ export const DEFAULT_LIMITS: ProjectLimits = {
   historyRuns: 10_000,
   expressionMs: 50,
   traceBytes: 65_536,
+  asyncConcurrency: 4,
 }
 
 export const DEFAULT_CORS: CorsSettings = { origins: [], credentials: false, maxAgeSeconds: 600, headers: [] }

@@ -1,7 +1,7 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
 import type { BodyType, Flow, FlowNode, Project } from './project.js'
-import type { RunRecord, RunTrigger, Store, StoredTraceStep } from './store.js'
+import type { RunDetailsText, RunRecord, RunTrigger, Store, StoredTraceStep } from './store.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {
@@ -39,6 +39,19 @@ export interface RunOptions {
   sleep?: RunSleep
   /** The run this one replays (`flowctl run --replay`, `/api/replay`): recorded as `replayOf`. */
   replayOf?: string
+  /** The run's id when it was chosen before the run (an async run's id is in its 202); default a new one. */
+  runId?: string
+  /**
+   * Writes the finished run instead of `store.recordRun` (async runs write the record and their
+   * queue row's completion in one transaction). `response` is the answer a caller would get.
+   */
+  recordRun?: (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse) => Promise<void>
+}
+
+/** What a finished run answers: an End's status and body, 204 without one, or the failure answer. */
+export interface RunResponse {
+  status: number
+  body: unknown
 }
 
 /** Waits `ms` (or until `signal` aborts, rejecting then). */

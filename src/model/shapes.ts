@@ -146,6 +146,7 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
           default: 'instance',
           description: 'instance: each serve process allows runsPerMinutePerIp; cluster: every instance on the database together allows it (counted in the store).',
         },
+        asyncConcurrency: { type: 'integer', minimum: 0, maximum: 1000, description: 'Async runs (respond: async) this instance executes at once (default 4); 0 = it only queues them.' },
       },
     },
     history: {

@@ -2,6 +2,7 @@
 // heartbeat and notification state. SQLite (sqlite.ts) and PostgreSQL (postgres.ts) implement it and
 // pass one contract suite. Every method is async so both fit the same shape.
 
+import type { AsyncRunCompletion, AsyncRunState, ClaimedAsyncRun, ClaimOptions, NewAsyncRun } from './async-runs.js'
 import type { FieldPath, FilterNode, SortKey } from './document-filter.js'
 import type { GuardStore } from './guard-types.js'
 
@@ -192,6 +193,23 @@ export interface Store {
 
   /** Idempotency keys, flow concurrency slots and cluster rate counts (SPEC §12). */
   readonly guards: GuardStore
+  // Async runs (SPEC §12, async-runs.ts).
+  /** Commits a queued run (resolves once committed; the 202 is sent after). */
+  enqueueAsyncRun(run: NewAsyncRun): Promise<void>
+  /** Claims queued runs, and runs whose lease ran out, oldest first; each row goes to one caller only. */
+  claimAsyncRuns(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]>
+  /** Extends to now + leaseMs the lease of every running row claimed with one of `tokens`. */
+  renewAsyncClaims(tokens: string[], leaseMs: number): Promise<void>
+  /**
+   * Writes the run's history record and marks its queue row finished, in one transaction. Rejects
+   * with AsyncClaimLost (writing nothing) when the row is not claimed with this token any more, or
+   * the run is already recorded.
+   */
+  finishAsyncRun(run: RunRecord, historyCap: number, details: RunDetailsText | undefined, completion: AsyncRunCompletion): Promise<void>
+  /** Puts a claimed run back in the queue (shutdown before it finished). */
+  releaseAsyncRun(id: string, token: string): Promise<void>
+  /** The run's state for the result route; null when no such run was queued (or it was pruned). */
+  getAsyncRun(projectId: string, id: string): Promise<AsyncRunState | null>
 
   close(): Promise<void>
 }

@@ -59,6 +59,11 @@ export const startNode: NodeKind = {
         description: 'Body types taken: json, form (application/x-www-form-urlencoded), text (text/plain). Others get 415.',
       },
       http: { type: 'boolean', default: true, description: 'false: no HTTP route; the flow runs only on its schedule or with flowctl run.' },
+      respond: {
+        enum: ['sync', 'async'],
+        default: 'sync',
+        description: 'async: the Run API answers 202 with a runId once the run is queued, and runs it in the background (result at /api/result/<projectId>/<runId>).',
+      },
       cors: CORS_SCHEMA,
       summary: { type: 'string', minLength: 1, description: "The operation's summary in the OpenAPI document (default: the node's name)." },
       operationId: {

@@ -2,7 +2,7 @@
 // order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
 import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
 import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
-import { buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
+import { ASYNC_ACCEPTED_SCHEMA, ASYNC_ACCEPTED_SCHEMA_NAME, buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'
 import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './types.js'
@@ -58,6 +58,7 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
         cors: cors ? { credentials: cors.credentials } : null,
         idempotencyHeader: idempotencyOf(start)?.header ?? null,
         concurrencyRejects: concurrencyOf(start)?.onLimit === 'reject',
+        async: start.respond === 'async',
       }),
     }
     paths[path] = { [start.method]: operation }
@@ -67,7 +68,10 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
   const components: NonNullable<OpenApiDocument['components']> = {}
   if (callables.length > 0) {
     // Copies: the document is handed out, and some tools mutate what they are given.
-    components.schemas = { [ERROR_SCHEMA_NAME]: structuredClone(ERROR_SCHEMA), [RUN_FAILED_SCHEMA_NAME]: structuredClone(RUN_FAILED_SCHEMA) }
+    components.schemas = { [ERROR_SCHEMA_NAME]: structuredClone(ERROR_SCHEMA) }
+    // Each only when an operation refers to it (linters flag unused components): async Starts answer 202, never 500.
+    if (callables.some(({ start }) => start.respond !== 'async')) components.schemas[RUN_FAILED_SCHEMA_NAME] = structuredClone(RUN_FAILED_SCHEMA)
+    if (callables.some(({ start }) => start.respond === 'async')) components.schemas[ASYNC_ACCEPTED_SCHEMA_NAME] = structuredClone(ASYNC_ACCEPTED_SCHEMA)
   }
   if (securitySchemes) components.securitySchemes = securitySchemes
 

@@ -31,6 +31,19 @@ export const RUN_FAILED_SCHEMA: JsonSchema = {
   required: ['ok', 'errors'],
 }
 
+export const ASYNC_ACCEPTED_SCHEMA_NAME = 'AsyncAccepted'
+
+/** Body of the 202 of an async Start (SPEC §12): the run is queued. */
+export const ASYNC_ACCEPTED_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    ok: { type: 'boolean', enum: [true] },
+    runId: { type: 'string', description: 'Id of the queued run (its history record gets the same id)' },
+    status: { type: 'string', enum: ['queued'] },
+  },
+  required: ['ok', 'runId', 'status'],
+}
+
 const JSON_TYPE = 'application/json'
 const runIdHeader = () => ({ 'X-Run-Id': { description: 'Id of the run in run history', schema: { type: 'string' } } })
 
@@ -138,6 +151,8 @@ export interface ResponseOptions {
   idempotencyHeader?: string | null
   /** The Start has `concurrency` with `onLimit: reject`: 429 "flow busy". */
   concurrencyRejects?: boolean
+  /** `respond: async`: the call answers 202 (queued) instead of the End's statuses, and never 500. */
+  async?: boolean
 }
 
 const header = (description: string): { description: string; schema: JsonSchema } => ({ description, schema: { type: 'string' } })
@@ -153,7 +168,7 @@ function corsHeaders(cors: { credentials: boolean }): ResponseHeaders {
 }
 
 export function buildResponses(flow: Flow, startNode: FlowNode, options: ResponseOptions): Record<string, OpenApiResponse> {
-  const { ends, endsWithoutEnd } = findReachableEnds(flow, startNode)
+  const { ends, endsWithoutEnd } = options.async ? { ends: [], endsWithoutEnd: false } : findReachableEnds(flow, startNode)
   const byStatus = new Map<number, { content: Map<string, JsonSchema[]>; headers: Set<string> }>()
   for (const end of ends) {
     const status = endStatus(end)
@@ -177,6 +192,13 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
     responses[status] = status === 204 ? { description: 'Success', headers: documented } : { description: 'Success', headers: documented, content: media }
   }
   if (endsWithoutEnd && !responses[204]) responses[204] = { description: 'No content', headers: { ...runIdHeader(), ...cors } }
+  if (options.async) {
+    responses[202] = {
+      description: 'Queued: the run executes in the background; poll the Location for its result',
+      headers: { Location: header('/api/result/<projectId>/<runId>: the state and, once finished, the response of the run'), ...runIdHeader(), ...cors },
+      content: { [JSON_TYPE]: { schema: { $ref: `#/components/schemas/${ASYNC_ACCEPTED_SCHEMA_NAME}` } } },
+    }
+  }
   addErrorResponse(responses, 400, 'Validation error', ERROR_SCHEMA_NAME, cors)
   if (options.hasAuth) addErrorResponse(responses, 401, 'Unauthorized', ERROR_SCHEMA_NAME, { 'WWW-Authenticate': header('The credential expected'), ...cors })
   if (options.readsBody) {
@@ -195,7 +217,8 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
     const retryAfter = options.concurrencyRejects ? 'Seconds to wait before trying again' : 'Seconds until the next minute'
     addErrorResponse(responses, 429, description, ERROR_SCHEMA_NAME, { 'Retry-After': { description: retryAfter, schema: { type: 'integer' } }, ...cors })
   }
-  addErrorResponse(responses, 500, 'Run failed', RUN_FAILED_SCHEMA_NAME, { ...runIdHeader(), ...cors })
+  // An async run fails in the background: its 500 is in the result, not in this answer.
+  if (!options.async) addErrorResponse(responses, 500, 'Run failed', RUN_FAILED_SCHEMA_NAME, { ...runIdHeader(), ...cors })
   addErrorResponse(responses, 503, 'Store unavailable', ERROR_SCHEMA_NAME, cors)
 
   const sorted: Record<string, OpenApiResponse> = {}

@@ -158,6 +158,7 @@ export function readStartInfo(entry: NodeEntry, collector: ProblemCollector, pro
     pathParams: Object.keys(pathProperties),
     accept,
     http: settings.http !== false,
+    ...(settings.respond === 'async' ? { respond: 'async' as const } : {}),
     cors,
     ...(typeof settings.summary === 'string' && settings.summary !== '' ? { summary: settings.summary } : {}),
     ...(typeof settings.operationId === 'string' && settings.operationId !== '' ? { operationId: settings.operationId } : {}),

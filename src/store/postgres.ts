@@ -19,6 +19,8 @@ import {
 } from './postgres-documents.js'
 import { PostgresGuards } from './postgres-guards.js'
 import { parseRunDetails } from './run-details.js'
+import type { AsyncRunCompletion, AsyncRunState, ClaimedAsyncRun, ClaimOptions, NewAsyncRun } from '../model/async-runs.js'
+import { PostgresAsyncQueue, type PgAsyncFinish } from './postgres-async-runs.js'
 import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
 import { WriteBatcher } from './write-batch.js'
 
@@ -85,6 +87,9 @@ class PostgresStore implements Store {
   private readonly countReads = new Map<string, Promise<void>>()
   private readonly trimRetries = new Map<string, NodeJS.Timeout>()
   private readonly writes = new WriteBatcher<PgWrite>((items) => this.commitWrites(items), MAX_COMMITS_IN_FLIGHT)
+  private readonly asyncQueue = new PostgresAsyncQueue((name, text, values) => this.query(name, text, values))
+  private readonly asyncEnqueues = new WriteBatcher<NewAsyncRun>(async (runs) => void (await this.asyncQueue.enqueue(runs)), MAX_COMMITS_IN_FLIGHT)
+  private readonly asyncFinishes = new WriteBatcher<PgAsyncFinish>((items) => this.asyncQueue.finish(items), MAX_COMMITS_IN_FLIGHT)
 
   constructor(
     private readonly pool: Pool,
@@ -198,6 +203,33 @@ class PostgresStore implements Store {
   async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void> {
     await this.writes.add({ kind: 'run', run: { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') }, details })
     await this.noteRun(run.projectId, historyCap)
+  }
+
+  async enqueueAsyncRun(run: NewAsyncRun): Promise<void> {
+    await this.asyncEnqueues.add({ ...run, receivedAt: canonicalIso(run.receivedAt, 'receivedAt') })
+  }
+
+  async claimAsyncRuns(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]> {
+    return this.asyncQueue.claim(projectId, options)
+  }
+
+  async renewAsyncClaims(tokens: string[], leaseMs: number): Promise<void> {
+    await this.asyncQueue.renew(tokens, leaseMs)
+  }
+
+  /** Group commit: the record and the queue row's completion are one statement (postgres-async-runs.ts). */
+  async finishAsyncRun(run: RunRecord, historyCap: number, details: RunDetailsText | undefined, completion: AsyncRunCompletion): Promise<void> {
+    const canonical = { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') }
+    await this.asyncFinishes.add({ run: canonical, details, completion })
+    await this.noteRun(run.projectId, historyCap)
+  }
+
+  async releaseAsyncRun(id: string, token: string): Promise<void> {
+    await this.asyncQueue.release(id, token)
+  }
+
+  async getAsyncRun(projectId: string, id: string): Promise<AsyncRunState | null> {
+    return this.asyncQueue.get(projectId, id)
   }
 
   async listRuns(query: RunQuery): Promise<RunRecord[]> {
@@ -325,7 +357,7 @@ class PostgresStore implements Store {
 
   async close(): Promise<void> {
     if (this.pool.ended) return
-    await this.writes.drain()
+    await Promise.all([this.writes.drain(), this.asyncEnqueues.drain(), this.asyncFinishes.drain()])
     await this.trims.idle()
     for (const timer of this.trimRetries.values()) clearTimeout(timer)
     this.trimRetries.clear()

@@ -5,6 +5,7 @@
 // writer thread's (serve). Either way one connection writes, so trims never overlap.
 import type Database from 'better-sqlite3'
 import { HistoryCounter, isCapped } from './history-cap.js'
+import { SqliteAsyncWrites } from './sqlite-async-runs.js'
 import { isUnavailable } from './sqlite-connection.js'
 import type { SqliteStatements } from './sqlite-statements.js'
 import type { CommitResult } from './write-batch.js'
@@ -13,6 +14,10 @@ import type { CommitResult } from './write-batch.js'
 export type SqliteWrite =
   | { kind: 'run'; projectId: string; cap: number; values: unknown[] }
   | { kind: 'document'; values: unknown[] }
+  // Async runs (sqlite-async-runs.ts): a queued run (ASYNC_QUEUE_COLUMNS order), and a finished one:
+  // its record (as `run`) with its queue row's [status, response, finishedAt, id, claimToken].
+  | { kind: 'async-queued'; values: unknown[] }
+  | { kind: 'async-finished'; projectId: string; cap: number; values: unknown[]; finish: [string, string, string, string, string] }
 
 /**
  * The commit function for `WriteBatcher`: writes the batch in one transaction and reports each
@@ -21,6 +26,12 @@ export type SqliteWrite =
  */
 export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements): (items: SqliteWrite[]) => CommitResult {
   const history = new HistoryCounter()
+  const asyncWrites = new SqliteAsyncWrites(db)
+  // A savepoint: a lost claim (or an already recorded run) rolls back this run alone.
+  const finishAsync = db.transaction((item: Extract<SqliteWrite, { kind: 'async-finished' }>) => {
+    asyncWrites.finished(item.finish)
+    sql.insertRun.run(...item.values)
+  })
 
   // Under a savepoint, and only when there is SQL to run: the first count of a project, or a trim.
   const countAndTrim = db.transaction((projectId: string, cap: number) => {
@@ -46,7 +57,9 @@ export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements):
     items.forEach((item, index) => {
       try {
         if (item.kind === 'run') sql.insertRun.run(...item.values)
-        else sql.insertDocument.run(...item.values)
+        else if (item.kind === 'document') sql.insertDocument.run(...item.values)
+        else if (item.kind === 'async-queued') asyncWrites.queue(item.values)
+        else finishAsync(item)
       } catch (error) {
         // One row's own error (say, a duplicate id) fails only its caller; anything that ended
         // the transaction fails the batch.
@@ -54,7 +67,7 @@ export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements):
         failures.set(index, error)
         return
       }
-      if (item.kind === 'run' && isCapped(item.cap)) {
+      if ((item.kind === 'run' || item.kind === 'async-finished') && isCapped(item.cap)) {
         const tally = runsByProject.get(item.projectId) ?? { inserted: 0, cap: item.cap }
         tally.inserted += 1
         tally.cap = item.cap

@@ -17,6 +17,8 @@ import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
 import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteGuards } from './sqlite-guards.js'
+import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
+import { SqliteAsyncQueue } from './sqlite-async-runs.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
 import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
@@ -76,6 +78,28 @@ function migrate(db: Database.Database): void {
   apply.immediate()
 }
 
+/** A run's values in RUN_COLUMNS, RUN_DETAIL_COLUMNS order. */
+function runValues(run: RunRecord, details: RunDetailsText | undefined): unknown[] {
+  return [
+    run.id,
+    run.projectId,
+    run.flow,
+    run.trigger,
+    run.method,
+    canonicalIso(run.startedAt, 'startedAt'),
+    run.durationMs,
+    run.status,
+    run.httpStatus,
+    JSON.stringify(run.ports),
+    run.failedNodeId,
+    run.error,
+    run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
+    run.replayOf,
+    details?.input ?? null,
+    details?.trace ?? null,
+  ]
+}
+
 function toRunRecord(row: RunRow): RunRecord {
   return {
     id: row.id,
@@ -112,6 +136,7 @@ class SqliteStore implements Store {
   private readonly writes: WriteBatcher<SqliteWrite>
   private readonly documents: SqliteDocuments
   readonly guards: SqliteGuards
+  private readonly asyncQueue: SqliteAsyncQueue
   private readonly advance: (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => boolean
 
   constructor(
@@ -122,6 +147,7 @@ class SqliteStore implements Store {
     this.writes = new WriteBatcher((items) => writer.commit(items))
     this.documents = new SqliteDocuments(db)
     this.guards = new SqliteGuards(db)
+    this.asyncQueue = new SqliteAsyncQueue(db)
     const cas = db.transaction((projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
       const current = (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
       if (current !== expected) return false
@@ -135,26 +161,40 @@ class SqliteStore implements Store {
 
   /** Group commit: resolves once the transaction holding this run (and any due trim) committed. */
   async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void> {
-    // In RUN_COLUMNS, RUN_DETAIL_COLUMNS order.
-    const values = [
-      run.id,
-      run.projectId,
-      run.flow,
-      run.trigger,
-      run.method,
-      canonicalIso(run.startedAt, 'startedAt'),
-      run.durationMs,
-      run.status,
-      run.httpStatus,
-      JSON.stringify(run.ports),
-      run.failedNodeId,
-      run.error,
-      run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
-      run.replayOf,
-      details?.input ?? null,
-      details?.trace ?? null,
-    ]
-    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values })
+    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values: runValues(run, details) })
+  }
+
+  async enqueueAsyncRun(run: NewAsyncRun): Promise<void> {
+    const values = [run.id, run.projectId, run.flow, run.method, run.input, canonicalIso(run.receivedAt, 'receivedAt')] // ASYNC_QUEUE_COLUMNS order
+    await this.writes.add({ kind: 'async-queued', values })
+  }
+
+  async claimAsyncRuns(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]> {
+    return guarded(() => this.asyncQueue.claimRuns(projectId, options))
+  }
+
+  async renewAsyncClaims(tokens: string[], leaseMs: number): Promise<void> {
+    guarded(() => this.asyncQueue.renewClaims(tokens, Date.now() + leaseMs))
+  }
+
+  /** In the group commit, under a savepoint: the record and the queue row commit together or not at all. */
+  async finishAsyncRun(run: RunRecord, historyCap: number, details: RunDetailsText | undefined, completion: AsyncRunCompletion): Promise<void> {
+    const finish: [string, string, string, string, string] = [run.status, completion.response, new Date().toISOString(), run.id, completion.claimToken]
+    try {
+      await this.writes.add({ kind: 'async-finished', projectId: run.projectId, cap: historyCap, values: runValues(run, details), finish })
+    } catch (error) {
+      // The run id is the record's primary key: a record already there means the run was recorded.
+      if (String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) throw new AsyncClaimLost(run.id)
+      throw error
+    }
+  }
+
+  async releaseAsyncRun(id: string, token: string): Promise<void> {
+    guarded(() => this.asyncQueue.releaseRun(id, token))
+  }
+
+  async getAsyncRun(projectId: string, id: string): Promise<AsyncRunState | null> {
+    return guarded(() => this.asyncQueue.getRun(projectId, id))
   }
 
   async listRuns(query: RunQuery): Promise<RunRecord[]> {

@@ -41,6 +41,7 @@ async function run(command: string, args: string[]): Promise<{ exitCode: number 
 describe.each([
   ['fixtures/example', 'example', 'json'],
   ['fixtures/webhooks (every schema keyword, every auth type)', 'webhooks', 'yaml'],
+  ['fixtures/async-jobs (an async Start answering 202)', 'async-jobs', 'json'],
 ] as const)('the exported document of %s', (_name, fixture, format) => {
   it('passes Redocly CLI lint (recommended) with 0 errors', async () => {
     const file = await exported(fixture, format)

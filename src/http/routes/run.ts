@@ -2,12 +2,14 @@
 // §5.1, §11): flow and path shape (404; `http: false` too), preflight/OPTIONS, method (405; HEAD
 // on a GET flow is GET without the body), rate limit (429), auth (401; hmac reads the body first,
 // 413), body (413/415/400), then the engine, which validates the inputs (400) and runs the flow.
+// An async Start (`respond: async`) validates and queues the run instead, answering 202 (async-accept.ts).
 import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
 import { runFlow } from '../../flow/engine.js'
 import { maskValue } from '../../flow/mask.js'
 import type { RunInput, RunOutcome } from '../../model/run.js'
 import type { BodyType, Flow, Project, StartInfo } from '../../model/project.js'
+import { acceptAsyncRun } from '../async-accept.js'
 import { checkRunAuth } from '../auth.js'
 import { isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
 import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
@@ -127,6 +129,10 @@ export function runHandler(context: AppContext) {
       headers: declaredHeaders(start, headers),
     }
     if (bodyType) input.bodyType = bodyType
+    // Async runs (SPEC §12) are acknowledged here; idempotency keys and concurrency apply to synchronous calls.
+    if (start.respond === 'async') {
+      return acceptAsyncRun(context, event, { project, flow, store, method, input, cors, reject: (status, errors) => reject(projectId, status, errors) })
+    }
     // Idempotency key and concurrency slot (SPEC §12): a replay, 409, 422 or 429 runs nothing.
     const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, cors, signal: options.signal })
     if (guarded.kind === 'reject') return reject(projectId, guarded.status, guarded.errors, guarded.headers)

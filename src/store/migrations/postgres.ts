@@ -85,6 +85,30 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       ALTER TABLE runs ADD COLUMN trace TEXT;
     `,
   },
+  {
+    // Version 5: the durable queue of async runs (SPEC §12, src/model/async-runs.ts). `input` is
+    // cleared and `response` written when the run finishes, in the statement of its history record.
+    version: 5,
+    sql: `
+      CREATE TABLE async_runs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        method TEXT NOT NULL,
+        input TEXT,
+        received_at TIMESTAMPTZ NOT NULL,
+        status TEXT NOT NULL DEFAULT 'queued',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        claim_token TEXT,
+        lease_until TIMESTAMPTZ,
+        response JSONB,
+        finished_at TIMESTAMPTZ
+      );
+      CREATE INDEX async_runs_waiting ON async_runs (project_id, received_at) WHERE status IN ('queued', 'running');
+      CREATE INDEX async_runs_by_token ON async_runs (claim_token) WHERE claim_token IS NOT NULL;
+      CREATE INDEX async_runs_finished ON async_runs (project_id, finished_at) WHERE finished_at IS NOT NULL;
+    `,
+  },
   // Version 6: the guards of SPEC §12. Times are the server's clock (now()), so instances with
   // skewed clocks agree on leases and expiry. Rate counts are UNLOGGED: a lost minute of counts
   // after a server crash is harmless, and they skip the WAL on every upsert.
@@ -131,10 +155,10 @@ const MIGRATION_LOCK_KEY = 4_242_001
 /** The tables of migration 1: what a flowctl before `database.schema` created in `public`. */
 export const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documents', 'schedule_claims', 'heartbeats', 'cursors', 'outbox']
 /**
- * Tables of later migrations, moved with them when present: a `public` layout whose
- * schema_migrations records those versions must keep their tables beside it (version 6: SPEC §12).
+ * Tables later migrations create: moved with the others when present, so a `public` layout made by a
+ * newer flowctl opened without a schema (its schema_migrations records them) keeps them too.
  */
-const LATER_PUBLIC_TABLES = ['idempotency_keys', 'flow_slots', 'rate_counts']
+const PUBLIC_TABLES_OF_LATER_VERSIONS = ['async_runs', 'idempotency_keys', 'flow_slots', 'rate_counts']
 
 /**
  * Creates the schema (when given) and applies pending migrations, holding a session advisory lock.
@@ -174,7 +198,7 @@ async function adoptPublicTables(client: PoolClient, schema: string): Promise<vo
   const { rows } = await client.query<{ schema: string; table: string }>(
     `SELECT table_schema AS schema, table_name AS table FROM information_schema.tables
       WHERE table_schema IN ('public', $1) AND table_name = ANY($2)`,
-    [schema, [...PUBLIC_TABLES_OF_VERSION_1, ...LATER_PUBLIC_TABLES]],
+    [schema, [...PUBLIC_TABLES_OF_VERSION_1, ...PUBLIC_TABLES_OF_LATER_VERSIONS]],
   )
   const inPublic = new Set(rows.filter((row) => row.schema === 'public').map((row) => row.table))
   const inSchema = new Set(rows.filter((row) => row.schema === schema).map((row) => row.table))
@@ -187,7 +211,7 @@ async function adoptPublicTables(client: PoolClient, schema: string): Promise<vo
   if (!['project_id', 'flow', 'trigger', 'ports', 'failed_node_id'].every((name) => names.has(name))) return
   await client.query('BEGIN')
   try {
-    for (const table of [...PUBLIC_TABLES_OF_VERSION_1, ...LATER_PUBLIC_TABLES]) {
+    for (const table of [...PUBLIC_TABLES_OF_VERSION_1, ...PUBLIC_TABLES_OF_LATER_VERSIONS]) {
       if (inPublic.has(table)) await client.query(`ALTER TABLE public."${table}" SET SCHEMA "${schema}"`)
     }
     await client.query('COMMIT')

@@ -89,6 +89,30 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       ALTER TABLE runs ADD COLUMN trace TEXT;
     `,
   },
+  {
+    // Version 5: the durable queue of async runs (SPEC §12, src/model/async-runs.ts). `input` is
+    // cleared and `response` written when the run finishes, in the transaction of its history record.
+    version: 5,
+    sql: `
+      CREATE TABLE async_runs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        method TEXT NOT NULL,
+        input TEXT,
+        received_at TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'queued',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        claim_token TEXT,
+        lease_until INTEGER,
+        response TEXT,
+        finished_at TEXT
+      );
+      CREATE INDEX async_runs_by_status ON async_runs (project_id, status, received_at);
+      CREATE INDEX async_runs_by_token ON async_runs (claim_token) WHERE claim_token IS NOT NULL;
+      CREATE INDEX async_runs_finished ON async_runs (project_id, finished_at) WHERE finished_at IS NOT NULL;
+    `,
+  },
   // Version 6: the guards of SPEC §12 (idempotency keys, flow concurrency slots, cluster rate counts).
   // Times are epoch ms, compared with the caller's clock (processes on one machine share it).
   {

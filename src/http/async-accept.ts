@@ -1,0 +1,54 @@
+// The acknowledgement of an async run (SPEC §12, `respond: async` on a Start): after the rate limit,
+// auth and the body checks of the Run API, the inputs are validated (400 as for any run), the run is
+// committed to the store's queue, and only then is 202 `{ ok: true, runId, status: "queued" }` sent
+// with `Location: /api/result/<projectId>/<runId>`. The background workers (async-runner.ts) run it.
+import type { H3Event } from 'h3'
+import { newRunId } from '../flow/engine.js'
+import { validateInputs } from '../flow/inputs.js'
+import type { RunInput } from '../model/run.js'
+import type { Flow, Project } from '../model/project.js'
+import type { Store } from '../model/store.js'
+import type { AppContext } from './context.js'
+import { sendJson, STORE_UNAVAILABLE, type HeaderPairs } from './respond.js'
+import { logRejected } from './routes/pages.js'
+
+export interface AsyncRequest {
+  project: Project
+  flow: Flow
+  store: Store
+  /** The request's method in upper case. */
+  method: string
+  input: RunInput
+  /** CORS answer headers for this request, when the flow has CORS settings. */
+  cors: HeaderPairs | undefined
+  /** Answers an error and counts it as rejected (the Run API's own). */
+  reject: (status: number, errors: string[]) => string
+}
+
+/** The result route of a run. */
+export function resultPath(projectId: string, runId: string): string {
+  return `/api/result/${projectId}/${runId}`
+}
+
+export async function acceptAsyncRun(context: AppContext, event: H3Event, request: AsyncRequest): Promise<string> {
+  const { project, flow, store, input } = request
+  const projectId = project.settings.projectId
+  // Checked now, so a bad request gets its 400 rather than a 202 for a run that cannot start.
+  const checked = validateInputs(flow, input)
+  if (!checked.ok) {
+    logRejected(context, projectId, flow.slug, checked.errors)
+    return request.reject(400, checked.errors)
+  }
+  const runId = newRunId()
+  try {
+    // The raw inputs: the run validates (and coerces) them again when it starts, as any run does.
+    await store.enqueueAsyncRun({ id: runId, projectId, flow: flow.slug, method: request.method, input: JSON.stringify(input), receivedAt: new Date().toISOString() })
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'STORE_UNAVAILABLE') return request.reject(503, [STORE_UNAVAILABLE])
+    throw error
+  }
+  context.options.asyncQueued?.(projectId)
+  const location = resultPath(projectId, runId)
+  const cors = request.cors && 'access-control-allow-origin' in request.cors ? { ...request.cors, 'access-control-expose-headers': 'X-Run-Id, Location' } : request.cors
+  return sendJson(event, 202, { ok: true, runId, status: 'queued' }, { ...cors, location, 'x-run-id': runId })
+}

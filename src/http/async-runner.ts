@@ -1,0 +1,273 @@
+// The background workers of async runs (SPEC §12, `respond: async`) in one `serve` process: per
+// project, up to `limits.asyncConcurrency` runs at once, claimed from the store's durable queue
+// (src/model/async-runs.ts). A worker claims with a fresh token and a lease it renews every third
+// of the lease, so the runs of an instance that was SIGKILLed are claimed again by any instance once
+// their lease runs out. Each run goes through the one engine with the id its 202 named; its history
+// record and its queue row's completion commit in one transaction, so it is recorded exactly once.
+// Side effects are another matter: see README "Async runs".
+import { createHash, randomUUID } from 'node:crypto'
+import { runFlow } from '../flow/engine.js'
+import type { RunInput, RunResponse } from '../model/run.js'
+import type { Flow, Project } from '../model/project.js'
+import { isAsyncClaimLost, type ClaimedAsyncRun } from '../model/async-runs.js'
+import type { RunDetailsText, RunRecord, Store } from '../model/store.js'
+import type { Workspace } from './workspace.js'
+
+export interface AsyncRunnerOptions {
+  /** A claim lasts this long unless renewed (default 10 s): how soon a killed instance's runs are taken over. */
+  leaseMs?: number
+  /** How often each project's queue is checked for work queued elsewhere (default 500 ms). */
+  pollMs?: number
+  /** Lines for the serve log (a run taken over, a store error). */
+  log?: (line: string) => void
+}
+
+interface ProjectState {
+  running: number
+  pumping: boolean
+  again: boolean
+  lastError: string | null
+}
+
+const IDLE_PROJECT_POLLS = 10
+
+const asyncFlowsByProject = new WeakMap<Project, boolean>()
+function hasAsyncFlow(project: Project): boolean {
+  let found = asyncFlowsByProject.get(project)
+  if (found === undefined) {
+    found = [...project.flows.values()].some((flow) => flow.start?.respond === 'async')
+    asyncFlowsByProject.set(project, found)
+  }
+  return found
+}
+
+/** Thrown by the record hook when shutdown stopped the run: its claim is released instead. */
+class RunReleased extends Error {}
+
+export class AsyncRunner {
+  readonly #workspace: Workspace
+  readonly #leaseMs: number
+  readonly #pollMs: number
+  readonly #log: (line: string) => void
+  readonly #projects = new Map<string, ProjectState>()
+  /** Claim tokens in use: their project and how many of their runs are still going. */
+  readonly #tokens = new Map<string, { projectId: string; left: number }>()
+  readonly #running = new Set<Promise<void>>()
+  readonly #abort = new AbortController()
+  #timers: NodeJS.Timeout[] = []
+  #stopped = false
+
+  constructor(workspace: Workspace, options: AsyncRunnerOptions = {}) {
+    this.#workspace = workspace
+    this.#leaseMs = options.leaseMs ?? 10_000
+    this.#pollMs = options.pollMs ?? 500
+    this.#log = options.log ?? (() => {})
+  }
+
+  /** Starts polling every project's queue and renewing this instance's leases. */
+  start(): this {
+    let tick = 0
+    const poll = setInterval(() => {
+      tick += 1
+      for (const { project } of this.#workspace.list()) {
+        // A project without an async flow is looked at 10× less often: only runs queued before a
+        // reload turned its flows synchronous can be waiting there.
+        if (tick % IDLE_PROJECT_POLLS === 0 || hasAsyncFlow(project)) this.wake(project.settings.projectId)
+      }
+    }, this.#pollMs)
+    const renew = setInterval(() => void this.#renewLeases(), Math.max(50, Math.floor(this.#leaseMs / 3)))
+    poll.unref()
+    renew.unref()
+    this.#timers = [poll, renew]
+    // Runs left queued by a previous process start without waiting for the first poll.
+    for (const entry of this.#workspace.list()) this.wake(entry.project.settings.projectId)
+    return this
+  }
+
+  /** Looks for work in one project now (a run was just queued here). */
+  wake(projectId: string): void {
+    if (this.#stopped) return
+    void this.#pump(projectId)
+  }
+
+  /**
+   * Stops claiming, waits up to `graceMs` for the runs under way, then stops those still going:
+   * their claims are released, so the next instance (or this one restarted) runs them again.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopped = true
+    for (const timer of this.#timers) clearInterval(timer)
+    const settled = Promise.allSettled([...this.#running])
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)))
+    if ((await Promise.race([settled, late])) === 'late') this.#abort.abort()
+    clearTimeout(timer)
+    await Promise.allSettled([...this.#running])
+  }
+
+  #state(projectId: string): ProjectState {
+    let state = this.#projects.get(projectId)
+    if (!state) this.#projects.set(projectId, (state = { running: 0, pumping: false, again: false, lastError: null }))
+    return state
+  }
+
+  async #pump(projectId: string): Promise<void> {
+    const state = this.#state(projectId)
+    if (state.pumping) {
+      state.again = true
+      return
+    }
+    const entry = this.#workspace.get(projectId)
+    const store = entry?.store
+    if (!entry || !store) return
+    const limit = entry.project.settings.limits.asyncConcurrency - state.running
+    if (limit <= 0) return
+    state.pumping = true
+    state.again = false
+    try {
+      const token = randomUUID()
+      const claimed = await store.claimAsyncRuns(projectId, { limit, leaseMs: this.#leaseMs, token })
+      state.lastError = null
+      if (claimed.length > 0) {
+        this.#tokens.set(token, { projectId, left: claimed.length })
+        for (const run of claimed) this.#track(this.#execute(run, token, store))
+        // A full batch may have left more behind.
+        if (claimed.length === limit) state.again = true
+      }
+    } catch (error) {
+      // Said once until it works again (a store outage would otherwise log every poll).
+      const message = error instanceof Error ? error.message : String(error)
+      if (state.lastError !== message) this.#log(`${projectId}: cannot claim async runs: ${message}`)
+      state.lastError = message
+    } finally {
+      state.pumping = false
+    }
+    if (state.again && !this.#stopped) setImmediate(() => this.wake(projectId))
+  }
+
+  #track(run: Promise<void>): void {
+    this.#running.add(run)
+    void run.finally(() => this.#running.delete(run))
+  }
+
+  async #execute(claimed: ClaimedAsyncRun, token: string, store: Store): Promise<void> {
+    const state = this.#state(claimed.projectId)
+    state.running += 1
+    try {
+      if (claimed.attempts > 1) this.#log(`${claimed.projectId}: async run ${claimed.id} taken over (attempt ${claimed.attempts}; its previous worker stopped before finishing)`)
+      await this.#runClaimed(claimed, token, store)
+    } catch (error) {
+      if (error instanceof RunReleased) {
+        await store.releaseAsyncRun(claimed.id, token).catch(() => {})
+      } else if (isAsyncClaimLost(error)) {
+        this.#log(`${claimed.projectId}: async run ${claimed.id} was finished by another worker; this attempt's result is dropped`)
+      } else {
+        // The claim stays: once its lease runs out the run is claimed again and run again.
+        this.#log(`${claimed.projectId}: async run ${claimed.id} could not be recorded: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    } finally {
+      state.running -= 1
+      const held = this.#tokens.get(token)
+      if (held && --held.left === 0) this.#tokens.delete(token)
+      this.wake(claimed.projectId)
+    }
+  }
+
+  async #runClaimed(claimed: ClaimedAsyncRun, token: string, store: Store): Promise<void> {
+    // The project as it is now: a reload since the 202 applies, as it would to a run starting now.
+    const project = this.#workspace.get(claimed.projectId)?.project
+    if (!project) throw new RunReleased()
+    const finish = (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse) => {
+      // Shutdown stopped the run midway: it goes back to the queue rather than being recorded as failed.
+      if (this.#abort.signal.aborted) throw new RunReleased()
+      return store.finishAsyncRun(record, project.settings.limits.historyRuns, details, { claimToken: token, response: JSON.stringify(response) })
+    }
+    const flow = project.flows.get(claimed.flow)
+    if (!flow?.start) {
+      const error = `flow "${claimed.flow}" is no longer in the project`
+      return finish(failedRecord(project, claimed, 404, error), undefined, { status: 404, body: { ok: false, errors: ['flow not found'] } })
+    }
+    const outcome = await runFlow({
+      project,
+      flow,
+      store: idempotentInserts(store, claimed),
+      trigger: 'http',
+      method: claimed.method,
+      input: JSON.parse(claimed.input) as RunInput,
+      runId: claimed.id,
+      signal: this.#abort.signal,
+      recordRun: finish,
+    })
+    if (outcome.kind === 'invalid') {
+      // Valid at the 202; the flow changed since. Recorded as a failed run with the 400 it would answer now.
+      const error = `the input is no longer valid for the flow: ${outcome.errors.join('; ')}`
+      await finish(failedRecord(project, claimed, 400, error, flow), undefined, { status: 400, body: { ok: false, errors: outcome.errors } })
+    }
+  }
+
+  async #renewLeases(): Promise<void> {
+    const byProject = new Map<string, string[]>()
+    for (const [token, { projectId }] of this.#tokens) byProject.set(projectId, [...(byProject.get(projectId) ?? []), token])
+    for (const [projectId, tokens] of byProject) {
+      // A failed renewal is tried again a third of a lease later; the lease itself is the safety net.
+      await this.#workspace.get(projectId)?.store?.renewAsyncClaims(tokens, this.#leaseMs).catch(() => {})
+    }
+  }
+}
+
+/** The record of an async run that could not start (its flow is gone, or its input no longer fits). */
+function failedRecord(project: Project, claimed: ClaimedAsyncRun, httpStatus: number, error: string, flow?: Flow): RunRecord {
+  return {
+    id: claimed.id,
+    projectId: project.settings.projectId,
+    flow: flow?.slug ?? claimed.flow,
+    trigger: 'http',
+    method: claimed.method,
+    startedAt: new Date().toISOString(),
+    durationMs: 0,
+    status: 'error',
+    httpStatus,
+    ports: [],
+    failedNodeId: null,
+    error,
+    scheduledFor: null,
+    replayOf: null,
+  }
+}
+
+/**
+ * The store an async run writes documents through: its nth insert into a collection gets an id made
+ * from the run id, the collection and n, and an insert whose id is already there (written by an
+ * earlier attempt of this run that was killed midway) keeps the stored document. So a resumed run
+ * whose inserts happen in the same order does not insert them twice.
+ */
+function idempotentInserts(store: Store, claimed: ClaimedAsyncRun): Store {
+  const counts = new Map<string, number>()
+  const seconds = Math.floor(new Date(claimed.receivedAt).getTime() / 1000).toString(16).padStart(8, '0').slice(-8)
+  const insertDocument: Store['insertDocument'] = async (projectId, collection, document, givenId) => {
+    if (givenId !== undefined) return store.insertDocument(projectId, collection, document, givenId)
+    const n = (counts.get(collection) ?? 0) + 1
+    counts.set(collection, n)
+    // Time first, like every document id (ids sort by creation time); then a hash of run, collection and n.
+    const id = seconds + createHash('sha256').update(`${claimed.id}\0${collection}\0${n}`).digest('hex').slice(0, 16)
+    try {
+      return await store.insertDocument(projectId, collection, document, id)
+    } catch (error) {
+      if (claimed.attempts > 1 && isDuplicateKey(error)) return id
+      throw error
+    }
+  }
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'insertDocument') return insertDocument
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    },
+  })
+}
+
+/** A primary-key clash: SQLite's constraint error, PostgreSQL's unique_violation. */
+function isDuplicateKey(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? '')
+  return code === '23505' || code.startsWith('SQLITE_CONSTRAINT')
+}

@@ -1,0 +1,81 @@
+// The durable queue of async runs (SPEC §12, `respond: async`): the store part both stores
+// implement (sqlite-async-runs.ts, postgres-async-runs.ts) and share one contract suite.
+//
+// A row's life: `queued` (committed before the 202 is sent) → `running` (claimed by one worker,
+// with a token and a lease the worker renews) → `success` | `error`, written in the SAME
+// transaction as the run's history record. A claim whose lease ran out (its instance was killed)
+// can be claimed again; finishing with a stale token writes nothing, and the history record's
+// primary key (the run id) refuses a second record: a run is recorded exactly once.
+
+/** What the Run API commits before answering 202. */
+export interface NewAsyncRun {
+  /** The run id the 202 names; the history record gets the same id. */
+  id: string
+  projectId: string
+  /** The flow's slug. */
+  flow: string
+  /** The request's method in upper case (the run's `method` in history). */
+  method: string
+  /** The request's inputs (RunInput as JSON text): validated before the 202, validated again when the run starts. */
+  input: string
+  /** ISO time the request was acknowledged. */
+  receivedAt: string
+}
+
+/** A claimed run, handed to a worker. */
+export interface ClaimedAsyncRun {
+  id: string
+  projectId: string
+  flow: string
+  method: string
+  input: string
+  receivedAt: string
+  /** 1 the first time it is claimed; more when a lease ran out (its instance died) and it is taken over. */
+  attempts: number
+  claimToken: string
+}
+
+export type AsyncRunStatus = 'queued' | 'running' | 'success' | 'error'
+
+/** The answer of `GET /api/result/<projectId>/<runId>`, plus the flow (its Start decides the auth). */
+export interface AsyncRunState {
+  runId: string
+  flow: string
+  status: AsyncRunStatus
+  /** The run's answer once it finished, as a synchronous call would have got it. */
+  response: { status: number; body: unknown } | null
+}
+
+/** How a finished run is written beside its history record. */
+export interface AsyncRunCompletion {
+  claimToken: string
+  /** JSON text of `{ status, body }`. */
+  response: string
+}
+
+export interface ClaimOptions {
+  /** At most this many runs. */
+  limit: number
+  /** The claim holds until now + leaseMs unless renewed. */
+  leaseMs: number
+  /** Written on the claimed rows; finishing and renewing need it. */
+  token: string
+}
+// Leases are measured on the database's clock where there is one (PostgreSQL's now()), so
+// instances with skewed clocks agree on when a lease ran out; SQLite is one machine's file.
+
+/** Finished rows are kept this long for `GET /api/result`, then pruned when claims find nothing older to do. */
+export const ASYNC_RESULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+
+/** Thrown by finishAsyncRun when the claim is no longer this worker's: nothing was written. */
+export class AsyncClaimLost extends Error {
+  readonly code = 'ASYNC_CLAIM_LOST'
+  constructor(runId: string) {
+    super(`async run ${runId} is no longer claimed by this worker (its lease ran out and another worker took it, or it is already recorded)`)
+    this.name = 'AsyncClaimLost'
+  }
+}
+
+export function isAsyncClaimLost(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ASYNC_CLAIM_LOST'
+}

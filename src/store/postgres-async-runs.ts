@@ -1,0 +1,154 @@
+// The async-run queue in PostgreSQL (SPEC §12, async-runs.ts). Any instance takes queued work:
+// claims select with `FOR UPDATE SKIP LOCKED`, so concurrent claimers pass over each other's rows
+// instead of waiting or taking them twice. Enqueues and finishes are group-committed like runs
+// (one statement per batch). A finish is one statement too: the UPDATE of the queue rows still
+// claimed with the worker's token and the INSERT of exactly those runs' records, so the record
+// and the completion commit together, and a stale token writes neither. Leases use the server's
+// clock (now()), so instances with skewed clocks agree.
+import { ASYNC_RESULT_RETENTION_MS, AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
+import type { RunDetailsText, RunRecord } from '../model/store.js'
+
+type Query = <Row extends Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
+
+const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of, input, trace`
+
+export const ASYNC_SQL = {
+  enqueue: `INSERT INTO async_runs (id, project_id, flow, method, input, received_at)
+    SELECT q.id, q.project_id, q.flow, q.method, q.input, q.received_at::timestamptz
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS q(id, project_id, flow, method, input, received_at)`,
+  claim: `UPDATE async_runs SET status = 'running', claim_token = $2, lease_until = now() + $3::int * interval '1 millisecond', attempts = attempts + 1
+    WHERE id IN (
+      SELECT id FROM async_runs
+      WHERE project_id = $1 AND status IN ('queued', 'running') AND (status = 'queued' OR lease_until < now())
+      ORDER BY received_at, id LIMIT $4
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id, project_id, flow, method, input, received_at, attempts, claim_token`,
+  renew: `UPDATE async_runs SET lease_until = now() + $2::int * interval '1 millisecond' WHERE claim_token = ANY($1::text[]) AND status = 'running'`,
+  release: `UPDATE async_runs SET status = 'queued', claim_token = NULL, lease_until = NULL WHERE id = $1 AND claim_token = $2 AND status = 'running'`,
+  get: 'SELECT id, flow, status, response FROM async_runs WHERE project_id = $1 AND id = $2',
+  prune: `DELETE FROM async_runs WHERE project_id = $1 AND finished_at < now() - $2::bigint * interval '1 millisecond'`,
+  // The 16 run columns, then the claim token and the response, as parallel arrays.
+  finish: `WITH f AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::int[],
+        $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+        WITH ORDINALITY AS f(id, project_id, flow, trig, method, started_at, duration_ms, status, http_status, ports, failed_node_id, error,
+          scheduled_for, replay_of, input, trace, token, response, n)
+    ), done AS (
+      UPDATE async_runs a SET status = f.status, response = f.response::jsonb, finished_at = now(), input = NULL, claim_token = NULL, lease_until = NULL
+      FROM f WHERE a.id = f.id AND a.claim_token = f.token AND a.status = 'running'
+      RETURNING a.id
+    )
+    INSERT INTO runs (${RUN_COLUMNS})
+    SELECT f.id, f.project_id, f.flow, f.trig, f.method, f.started_at::timestamptz, f.duration_ms, f.status, f.http_status,
+      f.ports::jsonb, f.failed_node_id, f.error, f.scheduled_for::timestamptz, f.replay_of, f.input, f.trace
+    FROM f JOIN done ON done.id = f.id
+    ORDER BY f.n
+    RETURNING id`,
+}
+
+/** A finished run waiting for the next group commit (startedAt already canonical). */
+export interface PgAsyncFinish {
+  run: RunRecord
+  details: RunDetailsText | undefined
+  completion: AsyncRunCompletion
+}
+
+const PRUNE_EVERY_MS = 10 * 60 * 1000
+
+export class PostgresAsyncQueue {
+  private readonly lastPrune = new Map<string, number>()
+
+  constructor(private readonly query: Query) {}
+
+  async enqueue(runs: NewAsyncRun[]): Promise<void> {
+    const columns: unknown[][] = [[], [], [], [], [], []]
+    for (const run of runs) [run.id, run.projectId, run.flow, run.method, run.input, run.receivedAt].forEach((value, i) => columns[i]!.push(value))
+    await this.query('flowctl_async_enqueue', ASYNC_SQL.enqueue, columns)
+  }
+
+  async claim(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]> {
+    await this.pruneFinished(projectId)
+    if (options.limit < 1) return []
+    const { rows } = await this.query<{ id: string; project_id: string; flow: string; method: string; input: string; received_at: Date; attempts: number; claim_token: string }>(
+      'flowctl_async_claim', ASYNC_SQL.claim, [projectId, options.token, Math.ceil(options.leaseMs), Math.floor(options.limit)],
+    )
+    return rows
+      .map((row) => ({
+        id: row.id,
+        projectId: row.project_id,
+        flow: row.flow,
+        method: row.method,
+        input: row.input,
+        receivedAt: row.received_at.toISOString(),
+        attempts: row.attempts,
+        claimToken: row.claim_token,
+      }))
+      .sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0))
+  }
+
+  async renew(tokens: string[], leaseMs: number): Promise<void> {
+    if (tokens.length > 0) await this.query('flowctl_async_renew', ASYNC_SQL.renew, [tokens, Math.ceil(leaseMs)])
+  }
+
+  async release(id: string, token: string): Promise<void> {
+    await this.query('flowctl_async_release', ASYNC_SQL.release, [id, token])
+  }
+
+  async get(projectId: string, id: string): Promise<AsyncRunState | null> {
+    const { rows } = await this.query<{ id: string; flow: string; status: AsyncRunState['status']; response: AsyncRunState['response'] }>('flowctl_async_get', ASYNC_SQL.get, [projectId, id])
+    const row = rows[0]
+    return row ? { runId: row.id, flow: row.flow, status: row.status, response: row.response ?? null } : null
+  }
+
+  /**
+   * Writes a batch of finished runs in one statement; per item index, the error of those not written
+   * (AsyncClaimLost). A statement that fails as a whole (a record already there) is retried one by one.
+   */
+  async finish(items: PgAsyncFinish[]): Promise<Map<number, unknown> | undefined> {
+    try {
+      return await this.finishStatement(items)
+    } catch (error) {
+      if (items.length === 1) throw duplicateAsClaimLost(error, items[0]!.run.id)
+    }
+    const failures = new Map<number, unknown>()
+    for (const [index, item] of items.entries()) {
+      try {
+        const lost = await this.finishStatement([item])
+        if (lost) failures.set(index, lost.get(0))
+      } catch (error) {
+        failures.set(index, duplicateAsClaimLost(error, item.run.id))
+      }
+    }
+    return failures.size > 0 ? failures : undefined
+  }
+
+  private async finishStatement(items: PgAsyncFinish[]): Promise<Map<number, unknown> | undefined> {
+    const columns: unknown[][] = Array.from({ length: 18 }, () => [])
+    for (const { run, details, completion } of items) {
+      const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status, run.httpStatus,
+        JSON.stringify(run.ports), run.failedNodeId, run.error, run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null,
+        completion.claimToken, completion.response]
+      row.forEach((value, i) => columns[i]!.push(value))
+    }
+    const { rows } = await this.query<{ id: string }>('flowctl_async_finish', ASYNC_SQL.finish, columns)
+    const written = new Set(rows.map((row) => row.id))
+    const failures = new Map<number, unknown>()
+    items.forEach((item, index) => {
+      if (!written.has(item.run.id)) failures.set(index, new AsyncClaimLost(item.run.id))
+    })
+    return failures.size > 0 ? failures : undefined
+  }
+
+  private async pruneFinished(projectId: string): Promise<void> {
+    const now = Date.now()
+    if (now - (this.lastPrune.get(projectId) ?? 0) < PRUNE_EVERY_MS) return
+    this.lastPrune.set(projectId, now)
+    await this.query('flowctl_async_prune', ASYNC_SQL.prune, [projectId, ASYNC_RESULT_RETENTION_MS])
+  }
+}
+
+/** A unique violation on the record means the run is already recorded: the claim is not ours to finish. */
+function duplicateAsClaimLost(error: unknown, runId: string): unknown {
+  return (error as { code?: unknown } | null)?.code === '23505' ? new AsyncClaimLost(runId) : error
+}

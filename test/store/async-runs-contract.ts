@@ -1,0 +1,180 @@
+// The async-run queue contract (SPEC §12, src/model/async-runs.ts), run against every store. `open`
+// and `openSecond` give two independent connections to one database, standing in for two
+// processes (two `serve` instances, or two processes on one SQLite file).
+import { randomBytes, randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ClaimedAsyncRun, NewAsyncRun } from '../../src/model/async-runs.js'
+import type { Store } from '../../src/model/store.js'
+import { makeRun } from './contract.js'
+
+function freshProject(): string {
+  return `p_${randomBytes(5).toString('hex')}`
+}
+
+let counter = 0
+function queued(projectId: string, overrides: Partial<NewAsyncRun> = {}): NewAsyncRun {
+  counter += 1
+  return {
+    id: `async_${counter}_${randomBytes(4).toString('hex')}`,
+    projectId,
+    flow: 'create-order',
+    method: 'POST',
+    input: JSON.stringify({ body: { sku: 'A-1', qty: counter } }),
+    receivedAt: new Date(Date.UTC(2024, 4, 1, 9, 0, 0) + counter * 1000).toISOString(),
+    ...overrides,
+  }
+}
+
+const claimOptions = (limit: number, leaseMs = 30_000) => ({ limit, leaseMs, token: randomUUID() })
+
+/** Finishes a claimed run as a worker does: its record and the response, together. */
+function finish(store: Store, claimed: ClaimedAsyncRun, status: 'success' | 'error' = 'success') {
+  const record = makeRun(claimed.projectId, { id: claimed.id, flow: claimed.flow, method: claimed.method, status, httpStatus: status === 'success' ? 201 : 500 })
+  const response = JSON.stringify({ status: record.httpStatus, body: { ok: status === 'success' } })
+  return store.finishAsyncRun(record, 10_000, undefined, { claimToken: claimed.claimToken, response })
+}
+
+async function recordsOf(store: Store, projectId: string): Promise<string[]> {
+  return (await store.listRuns({ projectId, limit: 1000 })).map((run) => run.id)
+}
+
+export function describeAsyncRunsContract(name: string, open: () => Promise<Store>, openSecond: () => Promise<Store>): void {
+  describe(`async runs contract: ${name}`, () => {
+    let store: Store
+    let other: Store
+
+    beforeAll(async () => {
+      store = await open()
+      other = await openSecond()
+    })
+    afterAll(async () => {
+      await other?.close()
+      await store?.close()
+    })
+
+    it('keeps a queued run, readable by another connection, until a worker claims it', async () => {
+      const projectId = freshProject()
+      const run = queued(projectId)
+      await store.enqueueAsyncRun(run)
+      expect(await other.getAsyncRun(projectId, run.id)).toEqual({ runId: run.id, flow: 'create-order', status: 'queued', response: null })
+      expect(await other.getAsyncRun(projectId, 'nope')).toBeNull()
+      expect(await other.getAsyncRun(freshProject(), run.id)).toBeNull()
+
+      const [claimed, ...rest] = await other.claimAsyncRuns(projectId, claimOptions(5))
+      expect(rest).toEqual([])
+      expect(claimed).toMatchObject({ id: run.id, projectId, flow: run.flow, method: 'POST', input: run.input, receivedAt: run.receivedAt, attempts: 1 })
+      expect((await store.getAsyncRun(projectId, run.id))?.status).toBe('running')
+      // Claimed and leased: nobody else gets it.
+      expect(await store.claimAsyncRuns(projectId, claimOptions(5))).toEqual([])
+    })
+
+    it('hands out runs oldest first, at most `limit` per claim, and only the project asked for', async () => {
+      const projectId = freshProject()
+      const runs = [queued(projectId), queued(projectId), queued(projectId)]
+      await store.enqueueAsyncRun(queued(freshProject()))
+      for (const run of [...runs].reverse()) await store.enqueueAsyncRun(run)
+      const first = await store.claimAsyncRuns(projectId, claimOptions(2))
+      expect(first.map((run) => run.id)).toEqual([runs[0]!.id, runs[1]!.id])
+      const second = await store.claimAsyncRuns(projectId, claimOptions(2))
+      expect(second.map((run) => run.id)).toEqual([runs[2]!.id])
+    })
+
+    it('gives each run to exactly one of several connections claiming at once', async () => {
+      const projectId = freshProject()
+      const runs = Array.from({ length: 40 }, () => queued(projectId))
+      await Promise.all(runs.map((run) => store.enqueueAsyncRun(run)))
+      const claimedIds: string[] = []
+      const worker = async (on: Store) => {
+        for (;;) {
+          const batch = await on.claimAsyncRuns(projectId, claimOptions(3))
+          if (batch.length === 0) return
+          claimedIds.push(...batch.map((run) => run.id))
+        }
+      }
+      await Promise.all([worker(store), worker(other), worker(store), worker(other)])
+      expect(claimedIds).toHaveLength(runs.length)
+      expect(new Set(claimedIds)).toEqual(new Set(runs.map((run) => run.id)))
+    })
+
+    it('writes the record and the result together, once', async () => {
+      const projectId = freshProject()
+      const run = queued(projectId)
+      await store.enqueueAsyncRun(run)
+      const [claimed] = await other.claimAsyncRuns(projectId, claimOptions(1))
+      await finish(other, claimed!)
+      expect(await store.getAsyncRun(projectId, run.id)).toEqual({ runId: run.id, flow: run.flow, status: 'success', response: { status: 201, body: { ok: true } } })
+      expect(await recordsOf(store, projectId)).toEqual([run.id])
+      // Finishing again (a duplicate worker) writes nothing more.
+      await expect(finish(store, claimed!)).rejects.toMatchObject({ code: 'ASYNC_CLAIM_LOST' })
+      expect(await recordsOf(store, projectId)).toEqual([run.id])
+      // A finished run is never claimed again.
+      expect(await store.claimAsyncRuns(projectId, claimOptions(5, 1))).toEqual([])
+    })
+
+    it('records a failed run as error, with its answer', async () => {
+      const projectId = freshProject()
+      await store.enqueueAsyncRun(queued(projectId))
+      const [claimed] = await store.claimAsyncRuns(projectId, claimOptions(1))
+      await finish(store, claimed!, 'error')
+      expect(await other.getAsyncRun(projectId, claimed!.id)).toMatchObject({ status: 'error', response: { status: 500, body: { ok: false } } })
+      expect((await other.getRun(projectId, claimed!.id))?.status).toBe('error')
+    })
+
+    it('lets another connection take over a run whose lease ran out; the stale worker then writes nothing', async () => {
+      const projectId = freshProject()
+      const run = queued(projectId)
+      await store.enqueueAsyncRun(run)
+      const [stale] = await store.claimAsyncRuns(projectId, claimOptions(1, 100))
+      expect(await other.claimAsyncRuns(projectId, claimOptions(1))).toEqual([])
+      await sleep(250)
+      const [taken] = await other.claimAsyncRuns(projectId, claimOptions(1))
+      expect(taken).toMatchObject({ id: run.id, attempts: 2 })
+      expect(taken!.claimToken).not.toBe(stale!.claimToken)
+      await expect(finish(store, stale!)).rejects.toMatchObject({ code: 'ASYNC_CLAIM_LOST' })
+      expect(await recordsOf(other, projectId)).toEqual([])
+      await finish(other, taken!)
+      expect(await recordsOf(store, projectId)).toEqual([run.id])
+    })
+
+    it('keeps a renewed lease', async () => {
+      const projectId = freshProject()
+      await store.enqueueAsyncRun(queued(projectId))
+      const [claimed] = await store.claimAsyncRuns(projectId, claimOptions(1, 200))
+      await store.renewAsyncClaims([claimed!.claimToken], 30_000)
+      await sleep(400)
+      expect(await other.claimAsyncRuns(projectId, claimOptions(1))).toEqual([])
+      await finish(store, claimed!)
+      expect((await other.getAsyncRun(projectId, claimed!.id))?.status).toBe('success')
+    })
+
+    it('puts a released run back in the queue for anyone', async () => {
+      const projectId = freshProject()
+      await store.enqueueAsyncRun(queued(projectId))
+      const [claimed] = await store.claimAsyncRuns(projectId, claimOptions(1))
+      // A wrong token releases nothing.
+      await store.releaseAsyncRun(claimed!.id, 'not-the-token')
+      expect((await other.getAsyncRun(projectId, claimed!.id))?.status).toBe('running')
+      await store.releaseAsyncRun(claimed!.id, claimed!.claimToken)
+      expect((await other.getAsyncRun(projectId, claimed!.id))?.status).toBe('queued')
+      const [again] = await other.claimAsyncRuns(projectId, claimOptions(1))
+      expect(again).toMatchObject({ id: claimed!.id, attempts: 2 })
+      await expect(finish(store, claimed!)).rejects.toMatchObject({ code: 'ASYNC_CLAIM_LOST' })
+    })
+
+    it('keeps queued runs across a closed and reopened store', async () => {
+      const projectId = freshProject()
+      const run = queued(projectId)
+      const first = await open()
+      await first.enqueueAsyncRun(run)
+      await first.close()
+      const reopened = await open()
+      try {
+        const [claimed] = await reopened.claimAsyncRuns(projectId, claimOptions(1))
+        expect(claimed?.id).toBe(run.id)
+      } finally {
+        await reopened.close()
+      }
+    })
+  })
+}

@@ -1,0 +1,34 @@
+// The async-run queue contract on SQLite (direct writes, and the writer thread `serve` uses) and,
+// when FLOWCTL_TEST_DATABASE_URL is set, on PostgreSQL in a fresh schema dropped afterwards.
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, describe } from 'vitest'
+import { openPostgresStore } from '../../src/store/postgres.js'
+import { openSqliteStore } from '../../src/store/sqlite.js'
+import { describeAsyncRunsContract } from './async-runs-contract.js'
+
+const dir = await mkdtemp(join(tmpdir(), 'flowctl-async-'))
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+const file = join(dir, 'direct', 'flowctl.db')
+describeAsyncRunsContract('sqlite (file, WAL)', () => openSqliteStore(file), () => openSqliteStore(file))
+const threadFile = join(dir, 'thread', 'flowctl.db')
+describeAsyncRunsContract('sqlite (writer thread)', () => openSqliteStore(threadFile, { writerThread: true }), () => openSqliteStore(threadFile, { writerThread: true }))
+
+const url = process.env.FLOWCTL_TEST_DATABASE_URL
+if (!url) console.warn('PostgreSQL async-runs suite skipped: set FLOWCTL_TEST_DATABASE_URL=postgres://... to run it')
+const schema = `flowctl_async_${randomBytes(6).toString('hex')}`
+
+// Skipped only when no PostgreSQL server is configured: this part needs a real database.
+describe.skipIf(!url)('postgres', () => {
+  afterAll(async () => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await client.end()
+  })
+  describeAsyncRunsContract('postgres', () => openPostgresStore(url!, { schema }), () => openPostgresStore(url!, { schema }))
+})
