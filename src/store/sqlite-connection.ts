@@ -25,8 +25,9 @@ function enterWal(db: Database.Database): void {
   }
 }
 
-/** WAL so readers never wait for the writer; NORMAL sync: a commit survives a killed process. */
-export function openSqliteConnection(file: string): Database.Database {
+/** WAL so readers never wait for the writer; NORMAL sync: a commit survives a killed process.
+ *  A Buffer (from `serialize()`) opens a private in-memory copy of that database. */
+export function openSqliteConnection(file: string | Buffer): Database.Database {
   const db = new Database(file, { timeout: BUSY_TIMEOUT_MS })
   try {
     enterWal(db)
