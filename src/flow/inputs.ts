@@ -2,6 +2,7 @@
 // Validators are compiled once per flow version; Flow objects are replaced on reload.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
+import { inputSchemaProblem } from '../project/ajv.js'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../project/model.js'
 import type { RunInput } from './types.js'
 
@@ -45,8 +46,11 @@ interface CompiledInputs {
 const parameterAjv = createAjv(true)
 const bodyAjv = createAjv(false)
 
+// `validateSchema: false`: compileSchema checks each schema with the loader's precompiled meta-schema
+// check instead; ajv's own check compiled the draft-07 meta-schema once per instance, which was half of
+// the compile time of a project's input schemas (~35 ms of `flowctl test` on the example).
 function createAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false })
+  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false, validateSchema: false })
   addFormats.default(ajv)
   return ajv
 }
@@ -136,8 +140,11 @@ function formValidatorOf(compiled: CompiledInputs): BodyValidator | null {
   return compiled.formBody
 }
 
-/** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there. */
+/** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there.
+ *  An invalid schema throws, as ajv's compile does (the loader reports it on the Start node first). */
 function compileSchema(ajv: Ajv, schema: JsonSchema): ValidateFunction {
+  const problem = inputSchemaProblem(schema)
+  if (problem) throw new Error(`schema is invalid: ${problem.message}`)
   try {
     return ajv.compile(schema)
   } finally {
