@@ -204,7 +204,8 @@ function mockFetch(mocks: Map<string, HttpMock>, unmocked: Set<string>): NodeFet
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304])
 
-function mockResponse(mock: Extract<HttpMock, { status: number }>): FetchAnswer {
+/** The answer a mock gives an http node: what `new Response(body, { status, headers })` would, as read by the node. */
+export function mockResponse(mock: Extract<HttpMock, { status: number }>): FetchAnswer {
   const headers = mockHeaders(mock.headers ?? {})
   let text = ''
   if (mock.body !== undefined && !NULL_BODY_STATUSES.has(mock.status)) {
