@@ -1,7 +1,9 @@
 // Validating a run's inputs against the Start node's JSON Schemas (ajv + formats).
 // Validators are compiled once per flow version; Flow objects are replaced on reload.
-import { createRequire } from 'node:module'
-import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv'
+// The CLI bundle (scripts/bundle-cli.mjs) inlines ajv and ajv-formats: one file instead of ~90 that
+// Node would resolve, read and wrap one by one.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
 import { inputSchemaProblem } from '../project/ajv.js'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../project/model.js'
 import type { RunInput } from './types.js'
@@ -43,19 +45,13 @@ interface CompiledInputs {
 
 // `strict: false`: a user's unknown keyword (x-…) is ignored, never fatal. Parameters arrive as text,
 // so they are coerced ('array' also wraps a single value for an array-typed property); the body is not.
-// ajv and ajv-formats are CommonJS: required, not imported, which would make Node read their entry
-// files twice more first (module-format detection, then the CommonJS export lexer).
-const require = createRequire(import.meta.url)
-const { Ajv } = require('ajv') as typeof import('ajv')
-const addFormats = require('ajv-formats') as typeof import('ajv-formats')
-
 const parameterAjv = createAjv(true)
 const bodyAjv = createAjv(false)
 
 // `validateSchema: false`: compileSchema checks each schema with the loader's precompiled meta-schema
 // check instead; ajv's own check compiled the draft-07 meta-schema once per instance, which was half of
 // the compile time of a project's input schemas (~35 ms of `flowctl test` on the example).
-function createAjv(coerce: boolean): AjvInstance {
+function createAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false, validateSchema: false })
   addFormats.default(ajv)
   return ajv
@@ -148,7 +144,7 @@ function formValidatorOf(compiled: CompiledInputs): BodyValidator | null {
 
 /** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there.
  *  An invalid schema throws, as ajv's compile does (the loader reports it on the Start node first). */
-function compileSchema(ajv: AjvInstance, schema: JsonSchema): ValidateFunction {
+function compileSchema(ajv: Ajv, schema: JsonSchema): ValidateFunction {
   const problem = inputSchemaProblem(schema)
   if (problem) throw new Error(`schema is invalid: ${problem.message}`)
   try {
