@@ -38,7 +38,11 @@ export async function run({ log = console.log } = {}) {
     const [node, validate, test] = times.map(median)
     const ratio = test / validate
     const beyondNode = test - node
+    // The spread says how much other load on the machine moved the medians.
+    const spread = (k) => `${fmtMs(Math.min(...times[k]))}–${fmtMs(Math.max(...times[k]))}`
     log(`  node -e 0 ${fmtMs(node)}, validate ${fmtMs(validate)}, test (${cases} cases) ${fmtMs(test)}: ${fmtRatio(ratio)} of validate, ${fmtMs(beyondNode)} beyond node`)
+    log(`  spread (min–max of ${RUNS}): node -e 0 ${spread(0)}, validate ${spread(1)}, test ${spread(2)}`)
+    notes.push(`flowctl validate ${fmtMs(validate)} (absolute, the ratio's baseline), node -e 0 ${fmtMs(node)}; min–max of ${RUNS} runs: node ${spread(0)}, validate ${spread(1)}, test ${spread(2)}`)
     rows.push(row(`flowctl test, ${cases} cases of fixtures/example (median of ${RUNS}; baseline flowctl validate on it)`, fmtMs(test), fmtMs(validate), fmtRatio(ratio), '≤ 3×', ratio <= 3))
     rows.push(row(`flowctl test beyond Node's start-up (baseline node -e 0)`, fmtMs(beyondNode), fmtMs(node), fmtRatio(test / node), '≤ 500 ms beyond', beyondNode <= 500))
   } catch (error) {

@@ -12,7 +12,9 @@ import { isBuiltin } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { build } from 'rolldown'
 
-const INLINED = new Set(['commander', 'chalk', 'yaml', 'ora'])
+// ajv and ajv-formats: what `flowctl test` and `run` validate inputs with (the engine's chunk only; the
+// loader compiles with ajv from node_modules, rarely); ~90 CommonJS files cost ~10 ms more to load.
+const INLINED = new Set(['commander', 'chalk', 'yaml', 'ora', 'ajv', 'ajv-formats'])
 const outDir = fileURLToPath(new URL('../dist/bin/', import.meta.url))
 
 /** `yaml/dist/x` → `yaml`, `@scope/name/x` → `@scope/name`; null for relative and absolute ids. */
@@ -20,6 +22,28 @@ function packageName(id) {
   if (id.startsWith('.') || id.startsWith('/') || id.startsWith('\0')) return null
   const parts = id.split('/')
   return id.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
+}
+
+/**
+ * `import { readFileSync } from "node:fs"` makes Node build an ES module facade of the built-in, which
+ * reads every export once, lazy getters included: fs's loads the whole streams stack, process's and
+ * crypto's others (measured ~15-25 ms of CPU each, paid by every command). `process.getBuiltinModule`
+ * returns the same functions without a facade, so static imports of built-ins become that.
+ */
+const STATIC_BUILTIN_IMPORT = /^import\s+(?:([\w$]+|\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+\s*,\s*\{[^}]*\})\s+from\s+)?"([^"]+)";$/gm
+
+function withoutBuiltinFacades(code) {
+  return code.replace(STATIC_BUILTIN_IMPORT, (statement, clause, id) => {
+    if (!isBuiltin(id)) return statement
+    const module = `globalThis.process.getBuiltinModule(${JSON.stringify(id)})`
+    if (clause === undefined) return `${module};`
+    const [, defaultName, named] = /^(?:\*\s+as\s+)?([\w$]+)?\s*,?\s*(\{[^}]*\})?$/.exec(clause.trim()) ?? []
+    if (defaultName === undefined && named === undefined) throw new Error(`bundle-cli: cannot rewrite ${statement}`)
+    const parts = []
+    if (defaultName !== undefined) parts.push(`const ${defaultName} = ${module};`)
+    if (named !== undefined) parts.push(`const ${named.replace(/\s+as\s+/g, ': ')} = ${module};`)
+    return parts.join(' ')
+  })
 }
 
 rmSync(outDir, { recursive: true, force: true })
@@ -41,6 +65,7 @@ const { output } = await build({
     if (INLINED.has(name) || (importer && importer.includes('/node_modules/'))) return false
     return true
   },
+  plugins: [{ name: 'builtins-without-esm-facades', renderChunk: (code) => ({ code: withoutBuiltinFacades(code) }) }],
   output: { dir: outDir, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
 })
 

@@ -21,7 +21,7 @@ export { generateOpenApi, type OpenApiDocument } from './openapi/generate.js'
 export { formatOpenApi, type OpenApiFormat } from './openapi/format.js'
 
 export { runTestPass, type TestPass, type TestPassOptions } from './testing/session.js'
-export { buildTestSchema } from './testing/shape.js'
+export { buildTestSchema } from './model/test-file-shape.js'
 export type { CaseFailure, CaseResult } from './testing/run-case.js'
 export type { FlowCoverage } from './testing/coverage.js'
 

@@ -1,7 +1,10 @@
 // Validating a run's inputs against the Start node's JSON Schemas (ajv + formats).
 // Validators are compiled once per flow version; Flow objects are replaced on reload.
+// The CLI bundle (scripts/bundle-cli.mjs) inlines ajv and ajv-formats: one file instead of ~90 that
+// Node would resolve, read and wrap one by one.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
+import { inputSchemaProblem } from '../project/ajv.js'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../model/project.js'
 import { patternEngine } from '../project/safe-pattern.js'
 import type { RunInput } from '../model/run.js'
@@ -47,8 +50,11 @@ interface CompiledInputs {
 const parameterAjv = createAjv(true)
 const bodyAjv = createAjv(false)
 
+// `validateSchema: false`: compileSchema checks each schema with the loader's precompiled meta-schema
+// check instead; ajv's own check compiled the draft-07 meta-schema once per instance, which was half of
+// the compile time of a project's input schemas (~35 ms of `flowctl test` on the example).
 function createAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false, code: { regExp: patternEngine } })
+  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false, validateSchema: false, code: { regExp: patternEngine } })
   addFormats.default(ajv)
   return ajv
 }
@@ -138,8 +144,11 @@ function formValidatorOf(compiled: CompiledInputs): BodyValidator | null {
   return compiled.formBody
 }
 
-/** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there. */
+/** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there.
+ *  An invalid schema throws, as ajv's compile does (the loader reports it on the Start node first). */
 function compileSchema(ajv: Ajv, schema: JsonSchema): ValidateFunction {
+  const problem = inputSchemaProblem(schema)
+  if (problem) throw new Error(`schema is invalid: ${problem.message}`)
   try {
     return ajv.compile(schema)
   } finally {

@@ -9,7 +9,12 @@
 // - `$eval` would compile text that was never checked at load: refused at load, and unbound at run time;
 // - text that doubles itself in a loop (`$s & $s`, rewritten into a bounded join) or `$pad` to a huge
 //   width: a text-length bound.
-import jsonata from 'jsonata'
+import { createRequire } from 'node:module'
+import type Jsonata from 'jsonata'
+
+// jsonata is CommonJS: required, not imported. An `import` makes Node read its 200 kB twice more
+// first (module-format detection, then the CommonJS export lexer), ~15 ms of every command.
+const jsonata = createRequire(import.meta.url)('jsonata') as typeof Jsonata
 
 /** How deep evaluation may nest (each step of an expression is one level; recursion adds levels). */
 export const EXPRESSION_DEPTH = 500
@@ -36,7 +41,7 @@ export interface ExpressionRoot {
 
 /** Parses an expression for the load check: its syntax problem, or the roots it reads. */
 export function inspectExpression(source: string): { problem: ExpressionProblem } | { roots: ExpressionRoot[]; problems: ExpressionProblem[] } {
-  let ast: jsonata.ExprNode
+  let ast: Jsonata.ExprNode
   try {
     ast = jsonata(source).ast()
   } catch (error) {
@@ -49,7 +54,7 @@ export function inspectExpression(source: string): { problem: ExpressionProblem 
   return { roots, problems }
 }
 
-type AstNode = Omit<jsonata.ExprNode, 'type'> & {
+type AstNode = Omit<Jsonata.ExprNode, 'type'> & {
   type: string
   condition?: AstNode
   then?: AstNode
@@ -202,7 +207,7 @@ function timedOut(): never {
  * not one it handles exactly as JSONata would (then JSONata evaluates, errors included).
  */
 export interface CompiledExpression {
-  jsonata: jsonata.Expression
+  jsonata: Jsonata.Expression
   budget: StepBudget
   fast: FastEvaluator | null
 }
@@ -308,7 +313,7 @@ function fastEvaluator(node: AstNode): FastEvaluator | null {
 /** Compiles an expression for running, with the project's time bound. */
 export function compileExpression(source: string, timeoutMs: number): CompiledExpression {
   const budget = new StepBudget(timeoutMs)
-  const expression = jsonata(source, budget as unknown as jsonata.JsonataOptions)
+  const expression = jsonata(source, budget as unknown as Jsonata.JsonataOptions)
   rewriteUnbounded(expression.ast() as AstNode)
   return { jsonata: expression, budget, fast: fastEvaluator(expression.ast() as AstNode) }
 }
@@ -341,8 +346,8 @@ function rewriteUnbounded(node: AstNode | undefined): void {
     const name = node.value === '..' ? RANGE_FUNCTION : CONCAT_FUNCTION
     node.type = 'function'
     node.value = '('
-    node.procedure = { type: 'variable', value: name, position: node.position } as jsonata.ExprNode
-    node.arguments = [lhs as jsonata.ExprNode, rhs as jsonata.ExprNode]
+    node.procedure = { type: 'variable', value: name, position: node.position } as Jsonata.ExprNode
+    node.arguments = [lhs as Jsonata.ExprNode, rhs as Jsonata.ExprNode]
     delete node.lhs
     delete node.rhs
   }

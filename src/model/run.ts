@@ -58,7 +58,17 @@ export interface RunResponse {
 export type RunSleep = (ms: number, signal: AbortSignal) => Promise<void>
 
 /** fetch, told which http node is asking. */
-export type NodeFetch = (url: URL, init: RequestInit & { signal: AbortSignal }, node: FlowNode) => Promise<Response>
+export type NodeFetch = (url: URL, init: RequestInit & { signal: AbortSignal }, node: FlowNode) => Promise<FetchAnswer>
+
+/** What an http node reads of an answer: a fetch Response has all of it. `flowctl test`'s mocks
+ *  build only this, since the first `new Response`/`new Headers` loads Node's fetch (undici, ~40 ms). */
+export interface FetchAnswer {
+  status: number
+  statusText: string
+  /** Lower-case names; iterated sorted by name, as `Headers` is. */
+  headers: { get(name: string): string | null } & Iterable<[string, string]>
+  text(): Promise<string>
+}
 
 /** One step of a trace (the same shape is stored in history, see StoredTraceStep). */
 export type TraceStep = StoredTraceStep

@@ -1,5 +1,6 @@
 import { appendQuery, buildUrl, UrlTemplateError } from '../language/url-template.js'
 import { textOf } from '../language/resolve.js'
+import type { FetchAnswer } from '../model/run.js'
 import type { NodeKind } from './types.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000
@@ -58,7 +59,7 @@ export const httpNode: NodeKind = {
     }
     const timeoutMs = typeof settings.timeoutMs === 'number' ? settings.timeoutMs : DEFAULT_TIMEOUT_MS
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs)])
-    let response: Response
+    let response: FetchAnswer
     let text: string
     try {
       response = await context.fetch(url, { method, headers, body, signal }, context.node)

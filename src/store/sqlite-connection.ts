@@ -1,8 +1,13 @@
 // Opening a SQLite connection and telling "the database cannot be used now" from other errors.
 // Shared by the store (sqlite.ts) and its writer thread (sqlite-writer-thread.ts), which each hold
 // a connection to the same file.
-import Database from 'better-sqlite3'
+import { createRequire } from 'node:module'
+import type BetterSqlite3 from 'better-sqlite3'
 import { FlowctlError } from '../errors.js'
+
+// better-sqlite3 is CommonJS: required, not imported (an `import` makes Node read it twice more first,
+// to detect its module format and to lex its exports).
+const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3
 
 const BUSY_TIMEOUT_MS = 5000
 
@@ -12,7 +17,7 @@ const BUSY_TIMEOUT_MS = 5000
  * processes opening one new file together. So it is retried for up to the busy timeout. A file
  * already in WAL mode stays so; only reading the mode then needs no retry.
  */
-function enterWal(db: Database.Database): void {
+function enterWal(db: BetterSqlite3.Database): void {
   const deadline = Date.now() + BUSY_TIMEOUT_MS
   for (;;) {
     try {
@@ -25,8 +30,9 @@ function enterWal(db: Database.Database): void {
   }
 }
 
-/** WAL so readers never wait for the writer; NORMAL sync: a commit survives a killed process. */
-export function openSqliteConnection(file: string): Database.Database {
+/** WAL so readers never wait for the writer; NORMAL sync: a commit survives a killed process.
+ *  A Buffer (from `serialize()`) opens a private in-memory copy of that database. */
+export function openSqliteConnection(file: string | Buffer): BetterSqlite3.Database {
   const db = new Database(file, { timeout: BUSY_TIMEOUT_MS })
   try {
     enterWal(db)

@@ -5,7 +5,7 @@
 // One thread serves every embedded database of the process (serve may hold several projects).
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { FlowctlError } from '../errors.js'
 import type { SqliteWrite } from './sqlite-commit.js'
 import { storeError } from './sqlite-connection.js'
@@ -98,7 +98,8 @@ export class SqliteWriterConnection {
 
   /** Opens `file` (already migrated) on the writer thread, starting the thread the first time. */
   static async open(file: string): Promise<SqliteWriterConnection> {
-    thread ??= new WriterThread(new Worker(threadScript()))
+    // node:worker_threads is loaded here, by the first writer thread: one-shot commands never start one.
+    thread ??= new WriterThread(new (process.getBuiltinModule('node:worker_threads').Worker)(threadScript()))
     const connection = nextConnection++
     const answer = await thread.request({ type: 'open', connection, file })
     if (answer.type === 'error') throw storeError(fromThreadError(answer.error))

@@ -1,7 +1,11 @@
 // Partial deep matching (objects: the expected fields, extra ones are fine; lists: item by item, same
 // length; anything else: equal) and a readable diff of what did not match.
-import { structuredPatch } from 'diff'
+import { createRequire } from 'node:module'
 import { stringify } from 'yaml'
+
+// jsdiff is needed only when a case fails: required then, not on every `flowctl test` start.
+const require = createRequire(import.meta.url)
+const loadDiff = () => require('diff') as typeof import('diff')
 
 export interface Mismatch {
   /** Where, as a dotted path from the checked value: `body.items.0.sku`. */
@@ -64,7 +68,7 @@ function toText(value: unknown): string {
  * with `- ` are expected, `+ ` received, two spaces context. Empty when both print the same.
  */
 export function diffLines(expected: unknown, actual: unknown): string[] {
-  const patch = structuredPatch('expected', 'received', toText(expected), toText(shapeLike(expected, actual)), '', '', { context: 3 })
+  const patch = loadDiff().structuredPatch('expected', 'received', toText(expected), toText(shapeLike(expected, actual)), '', '', { context: 3 })
   const lines: string[] = []
   for (const [index, hunk] of patch.hunks.entries()) {
     if (index > 0) lines.push('  …')

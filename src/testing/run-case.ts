@@ -1,11 +1,11 @@
-// One test case through the one engine (runFlow): a fresh in-memory SQLite store (seeded with the
-// case's documents), http nodes answered
+// One test case through the one engine (runFlow): a fresh in-memory SQLite store (a copy of one
+// migrated once; seeded with the case's documents), http nodes answered
 // from the case's mocks (never the network), the case's secrets over the project's, and its `now`.
 import { runFlow } from '../flow/engine.js'
-import type { NodeFetch, TraceStep } from '../model/run.js'
+import type { FetchAnswer, NodeFetch, TraceStep } from '../model/run.js'
 import { maskValue } from '../flow/mask.js'
 import type { Project } from '../model/project.js'
-import { openSqliteStore } from '../store/sqlite.js'
+import { openFreshMemoryStore } from '../store/sqlite.js'
 import type { Store } from '../model/store.js'
 import { diffLines, partialMatch, type Mismatch } from './match.js'
 import type { HttpMock, TestCase, TestFile } from './test-file.js'
@@ -52,7 +52,7 @@ interface Observed {
 export async function runCase(project: Project, testFile: TestFile, testCase: TestCase): Promise<CaseResult> {
   const began = performance.now()
   const caseProject = withSecrets(project, testCase.secrets)
-  const store = await openSqliteStore(':memory:')
+  const store = await openFreshMemoryStore()
   const inserted = new Map<string, string[]>()
   const unmocked = new Set<string>()
   const notes: string[] = []
@@ -204,14 +204,38 @@ function mockFetch(mocks: Map<string, HttpMock>, unmocked: Set<string>): NodeFet
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304])
 
-function mockResponse(mock: Extract<HttpMock, { status: number }>): Response {
-  const headers = new Headers(mock.headers)
-  let text: string | null = null
+/** The answer a mock gives an http node: what `new Response(body, { status, headers })` would, as read by the node. */
+export function mockResponse(mock: Extract<HttpMock, { status: number }>): FetchAnswer {
+  const headers = mockHeaders(mock.headers ?? {})
+  let text = ''
   if (mock.body !== undefined && !NULL_BODY_STATUSES.has(mock.status)) {
     text = typeof mock.body === 'string' ? mock.body : JSON.stringify(mock.body)
     if (!headers.has('content-type')) headers.set('content-type', typeof mock.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json')
   }
-  return new Response(text, { status: mock.status, headers })
+  const entries = () => [...headers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return {
+    status: mock.status,
+    statusText: '',
+    headers: { get: (name) => headers.get(name.toLowerCase()) ?? null, [Symbol.iterator]: () => entries()[Symbol.iterator]() },
+    text: async () => text,
+  }
+}
+
+// What `new Headers(record)` accepts and makes of it, without loading Node's fetch (see FetchAnswer).
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const HEADER_VALUE_FORBIDDEN = /[\0\r\n]/
+
+function mockHeaders(record: Record<string, string>): Map<string, string> {
+  const headers = new Map<string, string>()
+  for (const [name, raw] of Object.entries(record)) {
+    const value = String(raw).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '')
+    if (!HEADER_NAME.test(name)) throw new TypeError(`Headers.append: "${name}" is an invalid header name.`)
+    if (HEADER_VALUE_FORBIDDEN.test(value)) throw new TypeError(`Headers.append: "${value}" is an invalid header value.`)
+    const key = name.toLowerCase()
+    const earlier = headers.get(key)
+    headers.set(key, earlier === undefined ? value : `${earlier}, ${value}`)
+  }
+  return headers
 }
 
 function reachedSteps(flow: string, steps: TraceStep[]): ReachedStep[] {

@@ -7,7 +7,7 @@ import { describeSchemaErrors } from '../project/schema-messages.js'
 import { parseYamlSource, positionAt, ProblemCollector } from '../project/yaml-source.js'
 import { getNodeKind } from '../nodes/registry.js'
 import type { RunInput } from '../model/run.js'
-import { TEST_FILE_SCHEMA } from './shape.js'
+import { TEST_FILE_SCHEMA } from '../model/test-file-shape.js'
 
 export type HttpMock = { status: number; headers: Record<string, string>; body: unknown } | { error: 'timeout' | 'network' }
 

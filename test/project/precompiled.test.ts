@@ -14,6 +14,7 @@ import * as generatedShapes from '../../src/project/generated/shape-validators.j
 import type { JsonSchema } from '../../src/model/project.js'
 import { GENERATED_MODULES, metaValidatorSource, shapeValidatorsSource } from '../../src/project/precompile.js'
 import { FLOW_FILE_SCHEMA, PROJECT_FILE_SCHEMA } from '../../src/model/shapes.js'
+import { TEST_FILE_SCHEMA } from '../../src/model/test-file-shape.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const require = createRequire(import.meta.url)
@@ -42,11 +43,12 @@ const WRONG_VALUES: unknown[] = [
   { condition: { all: [{ left: 1, op: 'equals' }, { not: { any: [] } }, { left: 1 }, { all: [], any: [] }] } },
   { cases: [{ value: 1 }, { when: 2 }, 'x'], value: '{{a}}', url: 5, method: 'GET', timeoutMs: 1.5 },
   { collection: '', document: [], values: 3, condition: { left: 1, op: 'eq', right: 2, extra: true } },
+  { flow: '', cases: [{ name: '', mocks: { a: { error: 'timeout', status: 200 }, b: { status: 99 } }, expect: { ports: [{ nodeId: 1 }], status: 'x' } }, {}] },
 ]
 
 describe('precompiled validators', () => {
   it('report exactly what ajv-compiled ones report, for every built-in schema', () => {
-    const schemas: JsonSchema[] = [FLOW_FILE_SCHEMA, PROJECT_FILE_SCHEMA, ...[...nodeKinds.values()].map((k) => k.settingsSchema)]
+    const schemas: JsonSchema[] = [FLOW_FILE_SCHEMA, PROJECT_FILE_SCHEMA, TEST_FILE_SCHEMA, ...[...nodeKinds.values()].map((k) => k.settingsSchema)]
     for (const schema of schemas) {
       const precompiled = shapeValidator(schema)
       const compiled = compileShapeSchema(schema)

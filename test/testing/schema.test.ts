@@ -1,11 +1,11 @@
-// schema/test.schema.json is generated from src/testing/shape.ts; editors check test files with it.
+// schema/test.schema.json is generated from src/model/test-file-shape.ts; editors check test files with it.
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { buildTestSchema, formatTestSchema } from '../../src/testing/shape.js'
+import { buildTestSchema, formatTestSchema } from '../../src/model/test-file-shape.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 

@@ -1,6 +1,6 @@
 // The JSON Schema of test files (tests/**/*.test.yaml, SPEC §15). It checks them at load time and is
 // published as schema/test.schema.json for editors (`# yaml-language-server: $schema=...`).
-import type { JsonSchema } from '../model/project.js'
+import type { JsonSchema } from './project.js'
 
 const TEXT_VALUES = {
   type: 'object',
