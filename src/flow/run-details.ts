@@ -68,26 +68,7 @@ function stepsJson(steps: TraceStep[], state: CapState): string {
   return `[${parts.join(',')}]`
 }
 
-/**
- * JSON of `value` with secrets shown as `***`. Most values hold no secret: their JSON is searched
- * for each secret's JSON form first, and only a value that holds one is walked and copied.
- */
+/** JSON of `value` with secrets (in any of their encoded forms) shown as `***`. */
 function maskedJson(value: unknown, secrets: Secrets): string {
-  const json = JSON.stringify(value) ?? 'null'
-  for (const form of jsonSecretForms(secrets)) {
-    if (json.includes(form)) return JSON.stringify(maskValue(value, secrets)) ?? 'null'
-  }
-  return json
-}
-
-const formsBySecrets = new WeakMap<Secrets, string[]>()
-
-/** Each maskable secret (4+ characters, as maskSecrets) as it appears inside a JSON string. */
-function jsonSecretForms(secrets: Secrets): string[] {
-  let forms = formsBySecrets.get(secrets)
-  if (!forms) {
-    forms = [...secrets.values()].filter((value) => value.length >= 4).map((value) => JSON.stringify(value).slice(1, -1))
-    formsBySecrets.set(secrets, forms)
-  }
-  return forms
+  return JSON.stringify(maskValue(value, secrets)) ?? 'null'
 }

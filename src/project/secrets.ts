@@ -2,6 +2,7 @@
 // Values are only ever substituted in memory; everything written out goes through `maskSecrets`.
 import { readFile } from 'node:fs/promises'
 import type { Secrets } from './model.js'
+import { maskText } from './secret-masking.js'
 
 const SECRET_REF = /\$\{secrets\.([A-Za-z0-9_]+)\}/g
 const ENV_PREFIX = 'FLOWCTL_SECRET_'
@@ -61,10 +62,10 @@ export function secretNamesIn(text: string): string[] {
   return [...text.matchAll(SECRET_REF)].map((m) => m[1] as string)
 }
 
-/** Replaces every secret value (of 4+ characters, so short values do not shred text) with `***`. */
+/**
+ * Replaces every secret (any non-empty value) with `***`, in every form it takes in text: literal,
+ * JSON-escaped, percent- and form-encoded, base64, and inside base64 words such as Basic credentials.
+ */
 export function maskSecrets(text: string, secrets: Secrets): string {
-  let masked = text
-  const values = [...secrets.values()].filter((v) => v.length >= 4).sort((a, b) => b.length - a.length)
-  for (const value of values) masked = masked.split(value).join('***')
-  return masked
+  return maskText(text, secrets)
 }

@@ -51,16 +51,21 @@ async function openStoreOnly(project: Project, options: OpenStoreOptions): Promi
     const { openSqliteStore } = await import('./sqlite.js')
     return openSqliteStore(embeddedDatabaseFile(project.dir), { writerThread: options.writerThread })
   }
-  if (/^postgres(ql)?:\/\//i.test(setting)) {
-    const url = resolveSecretText(setting, project.secrets)
-    if (url === null) {
-      const missing = secretNamesIn(setting).filter((name) => !project.secrets.has(name))
-      const names = missing.join(', ')
-      throw new FlowctlError(
-        'STORE_UNAVAILABLE',
-        `the database URL uses secret${missing.length > 1 ? 's' : ''} ${names}, which ${missing.length > 1 ? 'are' : 'is'} not set`,
-      )
-    }
+  // The URL may come whole from a secret (`${secrets.DATABASE_URL}`): the scheme is checked once filled in.
+  const url = resolveSecretText(setting, project.secrets)?.trim() ?? null
+  if (url === null) {
+    const missing = secretNamesIn(setting).filter((name) => !project.secrets.has(name))
+    const names = missing.join(', ')
+    throw new FlowctlError(
+      'STORE_UNAVAILABLE',
+      `the database URL uses secret${missing.length > 1 ? 's' : ''} ${names}, which ${missing.length > 1 ? 'are' : 'is'} not set`,
+    )
+  }
+  if (url === 'embedded' && !override) {
+    const { openSqliteStore } = await import('./sqlite.js')
+    return openSqliteStore(embeddedDatabaseFile(project.dir), { writerThread: options.writerThread })
+  }
+  if (/^postgres(ql)?:\/\//i.test(url)) {
     const { openPostgresStore } = await import('./postgres.js')
     return openPostgresStore(url, { schema: project.settings.databaseSchema ?? DEFAULT_DATABASE_SCHEMA, adoptPublicTables: true })
   }
