@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../project/model.js'
 import type { RunInput } from './types.js'
+import { unstorableTextErrors } from './unstorable-text.js'
 
 export type InputLocation = 'path' | 'query' | 'headers' | 'body'
 
@@ -60,6 +61,10 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
   const values: Record<string, unknown> = {}
   const validated: ValidatedInput = { path: {}, query: {}, headers: {} }
 
+  // NUL characters and lone surrogates cannot be stored (PostgreSQL): a 400 before anything runs.
+  const unstorable = unstorableInputErrors(input)
+  if (unstorable.length) return { ok: false, errors: unstorable }
+
   const bodyType = input.bodyType ?? (compiled.textOnly ? 'text' : 'json')
   if (bodyType === 'text') {
     // The text is one input, start.body; undefined (no body) is checked as an empty text.
@@ -92,6 +97,15 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
   }
 
   return errors.length ? { ok: false, errors: [...new Set(errors)] } : { ok: true, values, input: validated }
+}
+
+function unstorableInputErrors(input: RunInput): string[] {
+  return [
+    ...unstorableTextErrors('body', input.body),
+    ...unstorableTextErrors('path', input.path),
+    ...unstorableTextErrors('query', input.query),
+    ...unstorableTextErrors('headers', input.headers),
+  ]
 }
 
 /** Compiles the flow's input schemas (cached per flow). The loader has already checked that they compile. */

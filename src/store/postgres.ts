@@ -3,6 +3,7 @@
 // imported lazily so SQLite-only users never load it.
 import type { Pool, QueryResultRow } from 'pg'
 import { FlowctlError } from '../errors.js'
+import { escapeNul, jsonbSafe } from './postgres-text.js'
 import type { FilterNode } from './document-filter.js'
 import { withId } from './documents.js'
 import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
@@ -225,7 +226,7 @@ class PostgresStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
     const id = givenId ?? newDocumentId()
-    await this.writes.add({ kind: 'document', id, projectId, collection, body: JSON.stringify(document ?? null) })
+    await this.writes.add({ kind: 'document', id, projectId, collection, body: jsonbSafe(JSON.stringify(document ?? null)) })
     return id
   }
 
@@ -278,7 +279,7 @@ class PostgresStore implements Store {
   }
 
   async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
-    await this.query('flowctl_save_heartbeat', PG_SQL.saveHeartbeat, [heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), JSON.stringify(heartbeat.summary)])
+    await this.query('flowctl_save_heartbeat', PG_SQL.saveHeartbeat, [heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), jsonbSafe(JSON.stringify(heartbeat.summary))])
   }
 
   async getHeartbeat(projectId: string): Promise<Heartbeat | null> {
@@ -301,7 +302,7 @@ class PostgresStore implements Store {
     const name = expected === null ? 'flowctl_cursor_first' : 'flowctl_cursor_move'
     const text = expected === null ? PG_SQL.cursorFirst : PG_SQL.cursorMove
     const { rows } = await this.query<{ moved: number }>(name, text, [
-      projectId, key, next, expected, message ? message.channel : null, message ? JSON.stringify(message.payload) : null,
+      projectId, key, next, expected, message ? message.channel : null, message ? jsonbSafe(JSON.stringify(message.payload)) : null,
     ])
     return rows[0]?.moved === 1
   }
@@ -318,7 +319,7 @@ class PostgresStore implements Store {
 
   async markFailed(id: string, error: string): Promise<void> {
     const rowId = parseOutboxId(id)
-    if (rowId !== null) await this.query('flowctl_mark_failed', PG_SQL.markFailed, [String(rowId), error])
+    if (rowId !== null) await this.query('flowctl_mark_failed', PG_SQL.markFailed, [String(rowId), escapeNul(error)])
   }
 
   async close(): Promise<void> {
@@ -338,7 +339,7 @@ function batchValues(items: PgWrite[]): unknown[][] {
     if (item.kind === 'run') {
       const { run, details } = item
       const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status,
-        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error, run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null]
+        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error === null ? null : escapeNul(run.error), run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null]
       row.forEach((value, i) => columns[i]!.push(value))
     } else {
       columns[16]!.push(item.id)
