@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import type { Project } from '../project/model.js'
-import { resolveSecretText, secretNamesIn } from '../project/secrets.js'
+import { maskSecrets, resolveSecretText, secretNamesIn } from '../project/secrets.js'
 import { DEFAULT_DATABASE_SCHEMA } from '../project/settings.js'
 import { parseFieldPath, type FieldPath } from './document-filter.js'
 import type { DocumentIndexes, Store } from './types.js'
@@ -67,7 +67,14 @@ async function openStoreOnly(project: Project, options: OpenStoreOptions): Promi
   }
   if (/^postgres(ql)?:\/\//i.test(url)) {
     const { openPostgresStore } = await import('./postgres.js')
-    return openPostgresStore(url, { schema: project.settings.databaseSchema ?? DEFAULT_DATABASE_SCHEMA, adoptPublicTables: true })
+    // A URL from a secret is a secret as a whole: its role and database names stay out of messages too.
+    const hideUrlNames = !override && secretNamesIn(setting).length > 0
+    try {
+      return await openPostgresStore(url, { schema: project.settings.databaseSchema ?? DEFAULT_DATABASE_SCHEMA, adoptPublicTables: true, hideUrlNames })
+    } catch (error) {
+      if (error instanceof FlowctlError) throw new FlowctlError(error.code, maskSecrets(error.message, project.secrets))
+      throw error
+    }
   }
   // Never echo the value: it may be a URL of another scheme with a password in it.
   const source = override ? 'FLOWCTL_DATABASE_URL' : '`database` in flowctl.yaml'

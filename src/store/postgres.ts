@@ -9,7 +9,7 @@ import { withId } from './documents.js'
 import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { migratePostgres } from './migrations/postgres.js'
-import { describeServer, isConnectionError, unavailableError } from './postgres-errors.js'
+import { describeServer, hideNames, isConnectionError, namesInUrl, unavailableError } from './postgres-errors.js'
 import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './postgres-sql.js'
 import {
   deletePostgresDocuments,
@@ -39,7 +39,17 @@ export interface PostgresStoreOptions {
   schema?: string
   /** Move the tables an earlier flowctl made in `public` into `schema` (see migratePostgres). */
   adoptPublicTables?: boolean
+  /** The URL comes from a secret: its role and database names are kept out of messages. */
+  hideUrlNames?: boolean
 }
+
+/** A lost connection, or a database that is gone or refuses the login (dropped, or not created again yet). */
+function isUnavailable(error: unknown): boolean {
+  return isConnectionError(error) || /^(28|3D)/.test(String((error as { code?: unknown }).code))
+}
+
+/** PostgreSQL's codes for a missing table or schema: the database was dropped and created again. */
+const MISSING_TABLES = new Set(['42P01', '3F000'])
 
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
   const { schema } = options
@@ -48,6 +58,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   }
   if (!URL.canParse(url)) throw new FlowctlError('USAGE', 'the database URL is not a valid postgres:// URL')
   const server = describeServer(url)
+  const hidden = options.hideUrlNames ? namesInUrl(url) : []
   const pg = (await import('pg')).default
   const pool = new pg.Pool({
     connectionString: url,
@@ -57,25 +68,29 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     application_name: 'flowctl',
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   })
-  // An idle connection dropped by the server emits 'error'; unhandled, it would kill the process.
-  // The next query reconnects or fails with STORE_UNAVAILABLE, which is where it is reported.
+  // An idle connection dropped by the server (a restart, pg_terminate_backend) emits 'error';
+  // unhandled, it would kill the process. The pool discards that client, and the next query opens
+  // a new connection or fails with STORE_UNAVAILABLE, which is where it is reported.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
 
-  try {
+  const migrate = async () => {
     const client = await pool.connect()
     try {
       await migratePostgres(client, schema, { adoptPublicTables: options.adoptPublicTables })
     } finally {
       client.release()
     }
+  }
+  try {
+    await migrate()
   } catch (error) {
     await pool.end().catch(() => {})
     if (error instanceof FlowctlError) throw error
-    if (isConnectionError(error) || /^(28|3D)/.test(String((error as { code?: unknown }).code))) throw unavailableError(error, server)
-    throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the PostgreSQL database at ${server}: ${(error as Error).message}`)
+    if (isConnectionError(error) || /^(28|3D)/.test(String((error as { code?: unknown }).code))) throw unavailableError(error, server, hidden)
+    throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the PostgreSQL database at ${server}: ${hideNames((error as Error).message, hidden)}`)
   }
-  return new PostgresStore(pool, server)
+  return new PostgresStore(pool, server, hidden, migrate)
 }
 
 class PostgresStore implements Store {
@@ -86,9 +101,14 @@ class PostgresStore implements Store {
   private readonly trimRetries = new Map<string, NodeJS.Timeout>()
   private readonly writes = new WriteBatcher<PgWrite>((items) => this.commitWrites(items), MAX_COMMITS_IN_FLIGHT)
 
+  /** The running re-migration after the database was recreated, shared by the queries that found it. */
+  private remigrating: Promise<void> | null = null
+
   constructor(
     private readonly pool: Pool,
     private readonly server: string,
+    private readonly hidden: readonly string[],
+    private readonly migrate: () => Promise<void>,
   ) {}
 
   /** One statement (one autocommit transaction) for every queued run and document. */
@@ -189,8 +209,28 @@ class PostgresStore implements Store {
       const result = await this.pool.query<Row>({ name, text, values })
       return { rows: result.rows, rowCount: result.rowCount ?? 0 }
     } catch (error) {
-      if (isConnectionError(error)) throw unavailableError(error, this.server)
+      if (isUnavailable(error)) throw unavailableError(error, this.server, this.hidden)
+      if (!MISSING_TABLES.has(String((error as { code?: unknown }).code))) throw error
+    }
+    // The tables are gone (the database was dropped and created again while serving): create them
+    // again, once for all the queries that noticed, then try this one again.
+    await this.remigrate()
+    try {
+      const result = await this.pool.query<Row>({ name, text, values })
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+    } catch (error) {
+      if (isUnavailable(error)) throw unavailableError(error, this.server, this.hidden)
       throw error
+    }
+  }
+
+  private async remigrate(): Promise<void> {
+    this.remigrating ??= this.migrate().finally(() => (this.remigrating = null))
+    try {
+      await this.remigrating
+    } catch (error) {
+      if (isConnectionError(error)) throw unavailableError(error, this.server, this.hidden)
+      throw new FlowctlError('STORE_UNAVAILABLE', `flowctl's tables are missing from the PostgreSQL database at ${this.server} and could not be created again: ${hideNames((error as Error).message, this.hidden)}`)
     }
   }
 
@@ -261,7 +301,7 @@ class PostgresStore implements Store {
         // Another instance created it at the same moment (IF NOT EXISTS is not race-free): it exists.
         const code = (error as { code?: unknown }).code
         if (code === '23505' || code === '42P07') continue
-        if (isConnectionError(error)) throw unavailableError(error, this.server)
+        if (isConnectionError(error)) throw unavailableError(error, this.server, this.hidden)
         throw error
       }
     }
