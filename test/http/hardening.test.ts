@@ -190,7 +190,7 @@ describe('store outages and timeouts', () => {
     const port = (hanging.address() as { port: number }).port
     const server = await startTestServer({ settings: [['runTimeoutMs: 30000', 'runTimeoutMs: 200']] })
     try {
-      const response = await server.request('/api/run/shop/fetch-status', jsonPost({ url: `http://127.0.0.1:${port}/` }))
+      const response = await server.request('/api/run/shop/fetch-status', jsonPost({ url: `http://127.0.0.1:${port}/` }, bearer))
       expect(response.status).toBe(500)
       const body = (await response.json()) as { runId: string }
       expect(body).toEqual({ ok: false, errors: ['node call failed'], nodeId: 'call', runId: expect.any(String) })
