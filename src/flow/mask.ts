@@ -1,6 +1,6 @@
 // Masking secret values in everything written out (traces, history errors, error bodies).
 import type { Secrets } from '../project/model.js'
-import { hasSecrets } from '../project/secret-masking.js'
+import { hasSecrets, jsonHoldsSecret } from '../project/secret-masking.js'
 import { maskSecrets } from '../project/secrets.js'
 
 /**
@@ -9,7 +9,16 @@ import { maskSecrets } from '../project/secrets.js'
  */
 export function maskValue(value: unknown, secrets: Secrets): unknown {
   if (!hasSecrets(secrets)) return value
+  // One scan of the JSON first: most values hold no secret and are returned as they are.
+  if (typeof value === 'object' && value !== null && !jsonHoldsSecret(JSON.stringify(value) ?? '', secrets)) return value
   return maskDeep(value, secrets)
+}
+
+/** JSON of `value` with secrets (in any of their encoded forms) shown as `***`. */
+export function maskedJson(value: unknown, secrets: Secrets): string {
+  const json = JSON.stringify(value) ?? 'null'
+  if (!hasSecrets(secrets) || !jsonHoldsSecret(json, secrets)) return json
+  return JSON.stringify(maskDeep(value, secrets)) ?? 'null'
 }
 
 function maskDeep(value: unknown, secrets: Secrets): unknown {

@@ -4,7 +4,7 @@
 import type { HistoryKeep, Secrets } from '../project/model.js'
 import type { RunDetailsText } from '../store/types.js'
 import type { ValidatedInput } from './inputs.js'
-import { maskValue } from './mask.js'
+import { maskedJson } from './mask.js'
 import type { TraceStep } from './types.js'
 
 /** Whether a run with this outcome keeps its input and trace. */
@@ -68,7 +68,3 @@ function stepsJson(steps: TraceStep[], state: CapState): string {
   return `[${parts.join(',')}]`
 }
 
-/** JSON of `value` with secrets (in any of their encoded forms) shown as `***`. */
-function maskedJson(value: unknown, secrets: Secrets): string {
-  return JSON.stringify(maskValue(value, secrets)) ?? 'null'
-}

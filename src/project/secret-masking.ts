@@ -12,8 +12,8 @@ const MASK = '***'
 interface Masker {
   /** Every form of every secret, longest first, as one alternation. */
   forms: RegExp
-  /** The shortest secret's length: base64 words that decode to less cannot hold one. */
-  shortest: number
+  /** Base64 words long enough to decode to the shortest secret (shorter ones cannot hold one). */
+  words: RegExp
 }
 
 const maskers = new WeakMap<Secrets, { size: number; masker: Masker | null }>()
@@ -28,7 +28,8 @@ function maskerOf(secrets: Secrets): Masker | null {
     const forms = new Set<string>()
     for (const value of values) for (const form of formsOf(value)) forms.add(form)
     const sorted = [...forms].sort((a, b) => b.length - a.length)
-    masker = { forms: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'), shortest: Math.min(...values.map((v) => v.length)) }
+    const shortest = Math.min(...values.map((v) => Buffer.byteLength(v)))
+    masker = { forms: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'), words: base64Words(Math.ceil((shortest * 4) / 3)) }
   }
   maskers.set(secrets, { size: secrets.size, masker })
   return masker
@@ -43,8 +44,11 @@ export function formsOf(value: string): string[] {
   return [...new Set(forms)].filter((form) => form.length > 0)
 }
 
-// A run of base64 characters (either alphabet), with its padding.
-const BASE64_WORD = /[A-Za-z0-9+/_-]{2,}={0,2}/g
+/** Runs of base64 characters (either alphabet) of at least `length`, with their padding. */
+function base64Words(length: number): RegExp {
+  // The lookbehind starts a match only where a word starts, so the scan stays linear.
+  return new RegExp(`(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{${Math.max(2, length)},}={0,2}`, 'g')
+}
 
 /** `text` with every form of every secret, and every base64 word holding one, shown as `***`. */
 export function maskText(text: string, secrets: Secrets): string {
@@ -59,6 +63,24 @@ export function holdsSecret(text: string, secrets: Secrets): boolean {
   return masker !== null && maskWith(text, masker) !== text
 }
 
+/**
+ * Whether JSON text (from JSON.stringify) holds a secret in a form `maskText` masks in its strings.
+ * One scan of the text instead of one per string: most values hold none and are then kept as they
+ * are. Each escape (`\n`, `\"`, `\u0000`…) stands for one character that is not base64, so it is
+ * read as a space: base64 words then start and end where they do in the strings themselves.
+ */
+export function jsonHoldsSecret(json: string, secrets: Secrets): boolean {
+  const masker = maskerOf(secrets)
+  if (!masker) return false
+  masker.forms.lastIndex = 0
+  const direct = masker.forms.test(json)
+  masker.forms.lastIndex = 0
+  if (direct) return true
+  const unescaped = json.includes('\\') ? json.replace(/\\(?:u[0-9a-fA-F]{4}|.)/g, ' ') : json
+  for (const [word] of unescaped.matchAll(masker.words)) if (decodedHoldsSecret(word, masker)) return true
+  return false
+}
+
 /** Whether there is any secret to mask at all (callers skip walking values when not). */
 export function hasSecrets(secrets: Secrets): boolean {
   return maskerOf(secrets) !== null
@@ -66,8 +88,7 @@ export function hasSecrets(secrets: Secrets): boolean {
 
 function maskWith(text: string, masker: Masker): string {
   // Base64 words whose decoded text holds a secret (Basic `user:pass`, a token inside a larger value).
-  const minWord = Math.ceil((masker.shortest * 4) / 3)
-  let masked = text.replace(BASE64_WORD, (word) => (word.length >= minWord && decodedHoldsSecret(word, masker) ? MASK : word))
+  let masked = text.replace(masker.words, (word) => (decodedHoldsSecret(word, masker) ? MASK : word))
   masked = masked.replace(masker.forms, MASK)
   return masked
 }

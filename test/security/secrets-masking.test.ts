@@ -38,6 +38,19 @@ describe('maskSecrets: each encoding of a secret is masked', () => {
     expect(maskSecrets(`Basic ${b64('u:k9z')}`, short)).toBe('Basic ***')
   })
 
+  it.each([
+    ['after a newline', (word: string) => `line one\n${word}`],
+    ['after a quote', (word: string) => `say "${word}"`],
+    ['after a backslash', (word: string) => `C:\\${word}`],
+    ['after a NUL', (word: string) => `a\u0000${word}`],
+  ])('masks a base64 word %s inside a value (the JSON fast path sees it too)', (_, place) => {
+    const word = b64(`someone:${SECRET}`)
+    const value = { header: place(word), list: [place(word)] }
+    const masked = JSON.stringify(maskValue(value, secrets))
+    expect(masked).not.toContain(word)
+    expect(masked).toContain('***')
+  })
+
   it('leaves ordinary text alone', () => {
     expect(maskSecrets('Basic dXNlcjpvdGhlcg== and some plain words', secrets)).toBe('Basic dXNlcjpvdGhlcg== and some plain words')
     const value = { a: ['b', { c: 'd' }] }
