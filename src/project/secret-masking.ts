@@ -37,8 +37,14 @@ function maskerOf(secrets: Secrets): Masker | null {
 
 /** The forms a secret takes in text: literal, JSON string, percent-encoded, form-encoded, base64. */
 export function formsOf(value: string): string[] {
-  const forms = [value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value), new URLSearchParams({ v: value }).toString().slice(2)]
-  forms.push(encodeURIComponent(value).replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()))
+  const forms = [value, JSON.stringify(value).slice(1, -1), new URLSearchParams({ v: value }).toString().slice(2)]
+  let percent: string | null = null
+  try {
+    percent = encodeURIComponent(value)
+  } catch {
+    // A lone surrogate cannot be percent-encoded: no text holds that form.
+  }
+  if (percent !== null) forms.push(percent, percent.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()))
   const base64 = Buffer.from(value, 'utf8').toString('base64')
   forms.push(base64, base64.replace(/=+$/, ''), Buffer.from(value, 'utf8').toString('base64url'))
   return [...new Set(forms)].filter((form) => form.length > 0)
@@ -55,12 +61,6 @@ export function maskText(text: string, secrets: Secrets): string {
   const masker = maskerOf(secrets)
   if (!masker || text.length === 0) return text
   return maskWith(text, masker)
-}
-
-/** Whether `text` holds any secret in any form `maskText` masks. */
-export function holdsSecret(text: string, secrets: Secrets): boolean {
-  const masker = maskerOf(secrets)
-  return masker !== null && maskWith(text, masker) !== text
 }
 
 /**
