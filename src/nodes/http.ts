@@ -1,6 +1,6 @@
 import { appendQuery, buildUrl, UrlTemplateError } from '../flow/url-template.js'
 import { textOf } from '../flow/resolve.js'
-import { secretNamesIn } from '../project/secrets.js'
+import { maskSecrets, secretNamesIn } from '../project/secrets.js'
 import { AnswerTooLarge, DEFAULT_MAX_RESPONSE_BYTES, readCappedText, sendFollowingRedirects, RedirectRefused } from './http-answer.js'
 import type { NodeKind } from './types.js'
 
@@ -51,6 +51,8 @@ export const httpNode: NodeKind = {
       headers[name.toLowerCase()] = String(value ?? '')
     }
     const secretHeaders = headersFromSecrets(settings.headers)
+    // A secret can also arrive through a reference (a `set` node that holds `${secrets.X}`).
+    for (const [name, value] of Object.entries(headers)) if (maskSecrets(value, context.project.secrets) !== value) secretHeaders.add(name)
     let body: string | undefined
     if (settings.form !== undefined && method !== 'GET') {
       const form = new URLSearchParams()

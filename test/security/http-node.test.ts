@@ -134,6 +134,15 @@ describe('http node: redirects', () => {
     expect(JSON.stringify(body)).not.toContain('from-a-secret')
   })
 
+  it('drops a header whose value holds a secret that came through a reference', async () => {
+    const to = encodeURIComponent(`${other.url}/landing`)
+    const spec = { id: 'h', type: 'http', url: `${main.url}/redirect?to=${to}`, headers: { 'x-token': '{{ keep.token }}', 'x-plain': 'kept' } }
+    const { output } = await httpNode.execute(nodeContext(spec, { secrets, scope: { keep: { token: `k=${secrets.API_KEY}` } } }))
+    const body = (output as { body: { headers: Record<string, string> } }).body
+    expect(body.headers['x-token']).toBeUndefined()
+    expect(body.headers['x-plain']).toBe('kept')
+  })
+
   it('keeps them on a same-origin redirect', async () => {
     const { output } = await run({ url: `${main.url}/redirect?to=/landing`, headers }, secrets)
     const body = (output as { body: { origin: string; headers: Record<string, string> } }).body
