@@ -4,10 +4,11 @@
 // Node would resolve, read and wrap one by one.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import { inputSchemaProblem } from '../project/ajv.js'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../model/project.js'
+import { inputSchemaProblem } from '../project/ajv.js'
 import { patternEngine } from '../project/safe-pattern.js'
 import type { RunInput } from '../model/run.js'
+import { unstorableTextErrors } from './unstorable-text.js'
 
 export type InputLocation = 'path' | 'query' | 'headers' | 'body'
 
@@ -68,6 +69,10 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
   const values: Record<string, unknown> = {}
   const validated: ValidatedInput = { path: {}, query: {}, headers: {} }
 
+  // NUL characters and lone surrogates cannot be stored (PostgreSQL): a 400 before anything runs.
+  const unstorable = unstorableInputErrors(input)
+  if (unstorable.length) return { ok: false, errors: unstorable }
+
   const bodyType = input.bodyType ?? (compiled.textOnly ? 'text' : 'json')
   if (bodyType === 'text') {
     // The text is one input, start.body; undefined (no body) is checked as an empty text.
@@ -100,6 +105,15 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
   }
 
   return errors.length ? { ok: false, errors: [...new Set(errors)] } : { ok: true, values, input: validated }
+}
+
+function unstorableInputErrors(input: RunInput): string[] {
+  return [
+    ...unstorableTextErrors('body', input.body),
+    ...unstorableTextErrors('path', input.path),
+    ...unstorableTextErrors('query', input.query),
+    ...unstorableTextErrors('headers', input.headers),
+  ]
 }
 
 /** Compiles the flow's input schemas (cached per flow). The loader has already checked that they compile. */

@@ -2,7 +2,7 @@
 // /api/runs and the pages, sent in alerts and logged. SPEC §17 caps every one at 2,000 characters.
 
 import type { Secrets } from '../model/project.js'
-import { maskSecrets } from '../project/secrets.js'
+import { maskSecrets } from '../language/secrets.js'
 
 export const MAX_REASON_CHARS = 2_000
 

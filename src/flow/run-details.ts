@@ -4,7 +4,7 @@
 import type { HistoryKeep, Secrets } from '../model/project.js'
 import type { RunDetailsText } from '../model/store.js'
 import type { ValidatedInput } from './inputs.js'
-import { maskValue } from './mask.js'
+import { maskedJson } from './mask.js'
 import type { TraceStep } from '../model/run.js'
 
 /** Whether a run with this outcome keeps its input and trace. */
@@ -68,26 +68,3 @@ function stepsJson(steps: TraceStep[], state: CapState): string {
   return `[${parts.join(',')}]`
 }
 
-/**
- * JSON of `value` with secrets shown as `***`. Most values hold no secret: their JSON is searched
- * for each secret's JSON form first, and only a value that holds one is walked and copied.
- */
-function maskedJson(value: unknown, secrets: Secrets): string {
-  const json = JSON.stringify(value) ?? 'null'
-  for (const form of jsonSecretForms(secrets)) {
-    if (json.includes(form)) return JSON.stringify(maskValue(value, secrets)) ?? 'null'
-  }
-  return json
-}
-
-const formsBySecrets = new WeakMap<Secrets, string[]>()
-
-/** Each maskable secret (4+ characters, as maskSecrets) as it appears inside a JSON string. */
-function jsonSecretForms(secrets: Secrets): string[] {
-  let forms = formsBySecrets.get(secrets)
-  if (!forms) {
-    forms = [...secrets.values()].filter((value) => value.length >= 4).map((value) => JSON.stringify(value).slice(1, -1))
-    formsBySecrets.set(secrets, forms)
-  }
-  return forms
-}

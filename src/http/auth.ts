@@ -5,7 +5,7 @@
 // resolved value are cached (they change only with the secrets), so a request hashes once.
 import { createHmac, hash, timingSafeEqual } from 'node:crypto'
 import type { AuthSettings, HmacAuth, Secrets } from '../model/project.js'
-import { resolveSecretText } from '../project/secrets.js'
+import { resolveSecretText, secretNamesIn } from '../language/secrets.js'
 
 export type AuthDecision = { ok: true } | { ok: false; challenge: string }
 
@@ -50,11 +50,21 @@ function expectedValue(template: string, secrets: Secrets): string | null {
   }
   let value = resolved.get(template)
   if (value === undefined) {
-    const text = resolveSecretText(template, secrets)
-    value = text === null || text === '' ? null : text
+    value = resolveCredential(template, secrets)
     resolved.set(template, value)
   }
   return value
+}
+
+/**
+ * An expected credential, or null (reject every request) when it is blank or any secret inside it
+ * is missing or blank, whatever text surrounds the secret (SPEC §17): `tok-${secrets.EMPTY}` with an
+ * empty secret must not accept `Bearer tok-`.
+ */
+export function resolveCredential(template: string, secrets: Secrets): string | null {
+  for (const name of secretNamesIn(template)) if ((secrets.get(name) ?? '').trim() === '') return null
+  const text = resolveSecretText(template, secrets)
+  return text === null || text.trim() === '' ? null : text
 }
 
 /** The value of `Authorization: <scheme> <value>`, or null. */
@@ -93,6 +103,8 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
     const decoded = Buffer.from(encoded, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
     if (colon < 0) return denied
+    // Blank credentials never match, even if the expected ones were somehow blank too.
+    if (decoded.slice(0, colon).trim() === '' || decoded.slice(colon + 1).trim() === '') return denied
     // Both halves are always compared, so a right username does not answer faster.
     const userOk = secretEquals(decoded.slice(0, colon), username)
     const passOk = secretEquals(decoded.slice(colon + 1), password)

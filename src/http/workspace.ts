@@ -3,7 +3,7 @@
 // A store that failed to open (PostgreSQL down) leaves the project served with `storeError` set;
 // later requests retry opening it, at most once every `retryMs`.
 import type { Project } from '../model/project.js'
-import { maskSecrets } from '../project/secrets.js'
+import { maskSecrets } from '../language/secrets.js'
 import { DueIndex } from '../schedule/due-index.js'
 import { documentIndexesOf } from '../store/index.js'
 import type { Store } from '../model/store.js'

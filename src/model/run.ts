@@ -68,6 +68,8 @@ export interface FetchAnswer {
   /** Lower-case names; iterated sorted by name, as `Headers` is. */
   headers: { get(name: string): string | null } & Iterable<[string, string]>
   text(): Promise<string>
+  /** The body as a stream (fetch's Response); the http node reads it with its byte cap. Mocks leave it out. */
+  body?: ReadableStream<Uint8Array> | null
 }
 
 /** One step of a trace (the same shape is stored in history, see StoredTraceStep). */

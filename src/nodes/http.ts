@@ -1,5 +1,7 @@
 import { appendQuery, buildUrl, UrlTemplateError } from '../language/url-template.js'
 import { textOf } from '../language/resolve.js'
+import { maskSecrets, secretNamesIn } from '../language/secrets.js'
+import { AnswerTooLarge, DEFAULT_MAX_RESPONSE_BYTES, readCappedText, sendFollowingRedirects, RedirectRefused } from './http-answer.js'
 import type { FetchAnswer } from '../model/run.js'
 import type { NodeKind } from './types.js'
 
@@ -8,6 +10,8 @@ const DEFAULT_TIMEOUT_MS = 10_000
 /**
  * Calls an HTTP endpoint. A network error or timeout fails the node; an HTTP status does so only with
  * `failOnStatus`. A 429 or 5xx answer is marked retryable: with `retry`, the engine tries again.
+ * `timeoutMs` covers the whole answer, body included; a body past `maxResponseBytes` fails the node;
+ * redirects to another origin do not carry credential headers (see http-answer.ts).
  */
 export const httpNode: NodeKind = {
   type: 'http',
@@ -27,7 +31,8 @@ export const httpNode: NodeKind = {
       body: { description: 'The request body: text as is, anything else as JSON.' },
       form: { type: 'object', description: 'A body sent as application/x-www-form-urlencoded (bindings); not together with body.' },
       failOnStatus: { type: 'boolean', default: false, description: 'Fail the node on a 4xx or 5xx answer (by default it is output).' },
-      timeoutMs: { type: 'integer', minimum: 1, default: DEFAULT_TIMEOUT_MS },
+      timeoutMs: { type: 'integer', minimum: 1, default: DEFAULT_TIMEOUT_MS, description: 'Time for the whole answer, body included.' },
+      maxResponseBytes: { type: 'integer', minimum: 1, default: DEFAULT_MAX_RESPONSE_BYTES, description: 'A larger answer body fails the node.' },
     },
   },
   ports: () => ['out'],
@@ -46,6 +51,9 @@ export const httpNode: NodeKind = {
     for (const [name, value] of Object.entries((context.resolve(settings.headers ?? {}) ?? {}) as Record<string, unknown>)) {
       headers[name.toLowerCase()] = String(value ?? '')
     }
+    const secretHeaders = headersFromSecrets(settings.headers)
+    // A secret can also arrive through a reference (a `set` node that holds `${secrets.X}`).
+    for (const [name, value] of Object.entries(headers)) if (maskSecrets(value, context.project.secrets) !== value) secretHeaders.add(name)
     let body: string | undefined
     if (settings.form !== undefined && method !== 'GET') {
       const form = new URLSearchParams()
@@ -58,13 +66,16 @@ export const httpNode: NodeKind = {
       if (typeof value !== 'string' && !headers['content-type']) headers['content-type'] = 'application/json'
     }
     const timeoutMs = typeof settings.timeoutMs === 'number' ? settings.timeoutMs : DEFAULT_TIMEOUT_MS
+    const maxBytes = typeof settings.maxResponseBytes === 'number' ? settings.maxResponseBytes : DEFAULT_MAX_RESPONSE_BYTES
+    // One deadline for the request, its redirects and the whole body.
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs)])
     let response: FetchAnswer
     let text: string
     try {
-      response = await context.fetch(url, { method, headers, body, signal }, context.node)
-      text = await response.text()
+      response = await sendFollowingRedirects(context.fetch, context.node, { method, url, headers, body, secretHeaders, signal })
+      text = await readCappedText(response, maxBytes, signal)
     } catch (error) {
+      if (error instanceof AnswerTooLarge || error instanceof RedirectRefused) throw new Error(`HTTP ${method} request ${error.message}`)
       throw new Error(`HTTP ${method} request ${failureReason(error, context.signal, timeoutMs)}`, { cause: error })
     }
     if (settings.failOnStatus === true && response.status >= 400) {
@@ -81,6 +92,15 @@ export const httpNode: NodeKind = {
     const retryable = response.status === 429 || response.status >= 500
     return { output: { status: response.status, headers: Object.fromEntries(response.headers), body: parsed }, retryable }
   },
+}
+
+/** Lower-case names of the headers whose setting uses a `${secrets.X}`. */
+function headersFromSecrets(setting: unknown): Set<string> {
+  const names = new Set<string>()
+  if (setting && typeof setting === 'object') {
+    for (const [name, value] of Object.entries(setting)) if (typeof value === 'string' && secretNamesIn(value).length > 0) names.add(name.toLowerCase())
+  }
+  return names
 }
 
 function appendForm(form: URLSearchParams, values: Record<string, unknown>): void {

@@ -52,6 +52,10 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
           if (part.kind === 'secret') {
             if (!context.secrets.has(part.name)) {
               collector.warning(at, `${entry.label}: secret "${part.name}" is not defined in ${context.secretsFile}; it must be supplied at run time (FLOWCTL_SECRET_${part.name})`)
+            } else if (context.secrets.get(part.name) === '') {
+              collector.warning(at, `${entry.label}: secret "${part.name}" is empty in ${context.secretsFile}; an auth setting that uses it rejects every request`)
+            } else if (shortSecret(context.secrets.get(part.name)!)) {
+              collector.warning(at, shortSecretMessage(entry.label, part.name))
             }
             continue
           }
@@ -126,4 +130,15 @@ function checkUrlTemplate(parts: TemplatePart[], entry: NodeEntry, at: SourcePat
       return
     }
   }
+}
+
+/** Secrets shorter than this are easy to guess and mask ordinary text that happens to match them. */
+export const SHORT_SECRET_LENGTH = 8
+
+export function shortSecret(value: string): boolean {
+  return value.length > 0 && value.length < SHORT_SECRET_LENGTH
+}
+
+function shortSecretMessage(label: string, name: string): string {
+  return `${label}: secret "${name}" is shorter than ${SHORT_SECRET_LENGTH} characters; it is still shown as *** in traces and logs, but so is any text that matches it, and it is easy to guess — use a longer value`
 }

@@ -6,6 +6,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { checkFlowFile, isFlowFileName, type FlowFileResult } from './flow-file.js'
 import type { Flow, Problem, Project, Secrets } from '../model/project.js'
+import { checkDatabaseSetting } from './check-database.js'
 import { crossFileProblems } from './cross-file.js'
 import { loadSecrets } from './secrets.js'
 import { PROJECT_FILE, readProjectSettings, type SettingsResult } from './settings.js'
@@ -31,6 +32,8 @@ export async function readProject(dir: string, options: LoadOptions = {}, keep?:
   const env = options.env ?? process.env
   const settings = await readProjectSettings(root)
   const secrets = await loadSecrets(join(root, settings.settings.secrets), env)
+  const databasePath = settings.source?.data && typeof (settings.source.data as Record<string, unknown>).database === 'object' ? ['database', 'url'] : ['database']
+  checkDatabaseSetting(settings.settings.database, secrets, env, settings.collector, databasePath)
   const files = new Map<string, FlowFileResult>()
   const listed = await listFlowFiles(root, settings)
   // Concurrently, so the file reads overlap; the results keep the listed order.

@@ -1,9 +1,9 @@
 // Secrets: the project's dotenv file, overridden by FLOWCTL_SECRET_<NAME> environment variables.
-// Values are only ever substituted in memory; everything written out goes through `maskSecrets`.
+// Values are only ever substituted in memory; everything written out goes through `maskSecrets`
+// (src/language/secrets.ts, with the other pure functions over secret references).
 import { readFile } from 'node:fs/promises'
 import type { Secrets } from '../model/project.js'
 
-const SECRET_REF = /\$\{secrets\.([A-Za-z0-9_]+)\}/g
 const ENV_PREFIX = 'FLOWCTL_SECRET_'
 
 /** Parses dotenv text: `NAME=value`, `export NAME=value`, quotes, `#` comments. */
@@ -40,31 +40,4 @@ export async function loadSecrets(file: string, env: NodeJS.ProcessEnv = process
     if (name.startsWith(ENV_PREFIX) && value !== undefined) secrets.set(name.slice(ENV_PREFIX.length), value)
   }
   return secrets
-}
-
-/**
- * Replaces every `${secrets.NAME}` in `text`. Returns null when any secret is missing, so callers
- * can fail closed (auth) or report it (database URL).
- */
-export function resolveSecretText(text: string, secrets: Secrets): string | null {
-  let missing = false
-  const resolved = text.replace(SECRET_REF, (_, name: string) => {
-    const value = secrets.get(name)
-    if (value === undefined) missing = true
-    return value ?? ''
-  })
-  return missing ? null : resolved
-}
-
-/** Names of the secrets a text refers to. */
-export function secretNamesIn(text: string): string[] {
-  return [...text.matchAll(SECRET_REF)].map((m) => m[1] as string)
-}
-
-/** Replaces every secret value (of 4+ characters, so short values do not shred text) with `***`. */
-export function maskSecrets(text: string, secrets: Secrets): string {
-  let masked = text
-  const values = [...secrets.values()].filter((v) => v.length >= 4).sort((a, b) => b.length - a.length)
-  for (const value of values) masked = masked.split(value).join('***')
-  return masked
 }

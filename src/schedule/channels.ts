@@ -3,7 +3,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { NotifyChannel, Project } from '../model/project.js'
-import { maskSecrets, resolveSecretText } from '../project/secrets.js'
+import { maskSecrets, resolveSecretText } from '../language/secrets.js'
 import type { OutboxMessage } from '../model/store.js'
 
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000
@@ -32,12 +32,27 @@ async function postWebhook(project: Project, channel: { url: string; timeoutMs: 
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(message.payload),
+    body: JSON.stringify(webhookPayload(message.payload)),
     signal: AbortSignal.timeout(timeoutMs),
   })
   // Drain the body so the connection can be reused or closed.
   await response.arrayBuffer().catch(() => undefined)
   if (!response.ok) throw new Error(`webhook of channel "${message.channel}" answered ${response.status}`)
+}
+
+/**
+ * The payload as a chat webhook gets it: its `text` holds run errors and flow names that a caller
+ * may shape, so `&`, `<` and `>` are escaped as Slack (and Mattermost, Rocket.Chat) expect. Then
+ * `<!channel>`, `<@U123>` and disguised links `<http://evil|click>` show as typed instead of
+ * pinging everyone or hiding a link. File channels keep the text as it is.
+ */
+export function webhookPayload(payload: Record<string, unknown>): Record<string, unknown> {
+  if (typeof payload.text !== 'string') return payload
+  return { ...payload, text: escapeChatMarkup(payload.text) }
+}
+
+export function escapeChatMarkup(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }
 
 /** `2026-11-21T09:00:00.000Z` → `20261121T090000000Z`: sorts by time, safe in every file system. */

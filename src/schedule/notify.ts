@@ -5,7 +5,7 @@
 // ticks race only the winner enqueues. Delivery is separate: messages are leased from the outbox,
 // sent, and marked delivered; a failed send is freed and leased again on the next tick.
 import type { AlertRule, DigestRule, Project } from '../model/project.js'
-import { maskSecrets } from '../project/secrets.js'
+import { maskSecrets } from '../language/secrets.js'
 import type { RunRecord, Store } from '../model/store.js'
 import { deliver } from './channels.js'
 import { cronMatches } from '../language/cron.js'

@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import type { Project } from '../model/project.js'
-import { resolveSecretText, secretNamesIn } from '../project/secrets.js'
+import { maskSecrets, resolveSecretText, secretNamesIn } from '../language/secrets.js'
 import { DEFAULT_DATABASE_SCHEMA } from '../project/settings.js'
 import { parseFieldPath, type FieldPath } from '../model/document-filter.js'
 import type { DocumentIndexes, Store } from '../model/store.js'
@@ -51,18 +51,30 @@ async function openStoreOnly(project: Project, options: OpenStoreOptions): Promi
     const { openSqliteStore } = await import('./sqlite.js')
     return openSqliteStore(embeddedDatabaseFile(project.dir), { writerThread: options.writerThread })
   }
-  if (/^postgres(ql)?:\/\//i.test(setting)) {
-    const url = resolveSecretText(setting, project.secrets)
-    if (url === null) {
-      const missing = secretNamesIn(setting).filter((name) => !project.secrets.has(name))
-      const names = missing.join(', ')
-      throw new FlowctlError(
-        'STORE_UNAVAILABLE',
-        `the database URL uses secret${missing.length > 1 ? 's' : ''} ${names}, which ${missing.length > 1 ? 'are' : 'is'} not set`,
-      )
-    }
+  // The URL may come whole from a secret (`${secrets.DATABASE_URL}`): the scheme is checked once filled in.
+  const url = resolveSecretText(setting, project.secrets)?.trim() ?? null
+  if (url === null) {
+    const missing = secretNamesIn(setting).filter((name) => !project.secrets.has(name))
+    const names = missing.join(', ')
+    throw new FlowctlError(
+      'STORE_UNAVAILABLE',
+      `the database URL uses secret${missing.length > 1 ? 's' : ''} ${names}, which ${missing.length > 1 ? 'are' : 'is'} not set`,
+    )
+  }
+  if (url === 'embedded' && !override) {
+    const { openSqliteStore } = await import('./sqlite.js')
+    return openSqliteStore(embeddedDatabaseFile(project.dir), { writerThread: options.writerThread })
+  }
+  if (/^postgres(ql)?:\/\//i.test(url)) {
     const { openPostgresStore } = await import('./postgres.js')
-    return openPostgresStore(url, { schema: project.settings.databaseSchema ?? DEFAULT_DATABASE_SCHEMA, adoptPublicTables: true })
+    // A URL from a secret is a secret as a whole: its role and database names stay out of messages too.
+    const hideUrlNames = !override && secretNamesIn(setting).length > 0
+    try {
+      return await openPostgresStore(url, { schema: project.settings.databaseSchema ?? DEFAULT_DATABASE_SCHEMA, adoptPublicTables: true, hideUrlNames })
+    } catch (error) {
+      if (error instanceof FlowctlError) throw new FlowctlError(error.code, maskSecrets(error.message, project.secrets))
+      throw error
+    }
   }
   // Never echo the value: it may be a URL of another scheme with a password in it.
   const source = override ? 'FLOWCTL_DATABASE_URL' : '`database` in flowctl.yaml'

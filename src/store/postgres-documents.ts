@@ -2,6 +2,7 @@
 // (filter-sql.ts). Statements are named by a hash of their text, so each distinct filter shape is
 // prepared once per connection. An update is one statement: the matching rows are locked, merged
 // with `(body - unset) || set`, and only rows whose content changes are written.
+import { jsonbSafe } from './postgres-text.js'
 import { createHash } from 'node:crypto'
 import type { QueryResultRow } from 'pg'
 import type { FilterNode } from '../model/document-filter.js'
@@ -43,7 +44,7 @@ export async function updatePostgresDocuments(query: Query, projectId: string, c
   const { where: condition, params } = where(projectId, collection, filter)
   const { _id: _ignored, ...set } = change.set
   const unset = params.add(change.unset.filter((field) => field !== '_id'))
-  const patch = params.add(JSON.stringify(set))
+  const patch = params.add(jsonbSafe(JSON.stringify(set)))
   const text = `WITH matched AS (
       SELECT id, body, (body - ${unset}::text[]) || ${patch}::jsonb AS next FROM documents
       WHERE ${condition} AND jsonb_typeof(body) = 'object' FOR UPDATE

@@ -31,9 +31,38 @@ export function isConnectionError(error: unknown): boolean {
   return /Connection terminated|timeout expired|Client has encountered a connection error/i.test(message)
 }
 
-export function unavailableError(error: unknown, server: string): FlowctlError {
+/**
+ * The role and database names of a URL, as they appear in PostgreSQL's messages (`role "x" does
+ * not exist`). When the URL comes from a secret, they are parts of the secret: messages hide them.
+ */
+export function namesInUrl(url: string): string[] {
+  try {
+    const parsed = new URL(url)
+    const names = [parsed.username, parsed.password, parsed.pathname.replace(/^\//, '')].map((part) => safeDecode(part))
+    return [...new Set(names)].filter((name) => name.length > 0)
+  } catch {
+    return []
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
+/** `message` with each hidden name shown as `***` (longest first, so one inside another goes too). */
+export function hideNames(message: string, hidden: readonly string[]): string {
+  let result = message
+  for (const name of [...hidden].sort((a, b) => b.length - a.length)) result = result.split(name).join('***')
+  return result
+}
+
+export function unavailableError(error: unknown, server: string, hidden: readonly string[] = []): FlowctlError {
   const code = errorCode(error)
-  const serverMessage = error instanceof Error ? error.message : String(error)
+  const serverMessage = hideNames(error instanceof Error ? error.message : String(error), hidden)
   if (code === '28P01' || code === '28000') return new FlowctlError('STORE_UNAVAILABLE', `PostgreSQL at ${server} refused the login (${serverMessage})`)
   if (code === '3D000') return new FlowctlError('STORE_UNAVAILABLE', `PostgreSQL at ${server}: ${serverMessage}`)
   if (/timeout/i.test(serverMessage)) return new FlowctlError('STORE_UNAVAILABLE', `cannot reach PostgreSQL at ${server} (connection timed out)`)

@@ -3,12 +3,13 @@
 // imported lazily so SQLite-only users never load it.
 import type { Pool, QueryResultRow } from 'pg'
 import { FlowctlError } from '../errors.js'
+import { escapeNul, jsonbSafe } from './postgres-text.js'
 import type { FilterNode } from '../model/document-filter.js'
 import { withId } from './documents.js'
 import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { migratePostgres } from './migrations/postgres.js'
-import { describeServer, isConnectionError, unavailableError } from './postgres-errors.js'
+import { describeServer, hideNames, isConnectionError, namesInUrl, unavailableError } from './postgres-errors.js'
 import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './postgres-sql.js'
 import {
   deletePostgresDocuments,
@@ -41,7 +42,17 @@ export interface PostgresStoreOptions {
   schema?: string
   /** Move the tables an earlier flowctl made in `public` into `schema` (see migratePostgres). */
   adoptPublicTables?: boolean
+  /** The URL comes from a secret: its role and database names are kept out of messages. */
+  hideUrlNames?: boolean
 }
+
+/** A lost connection, or a database that is gone or refuses the login (dropped, or not created again yet). */
+function isUnavailable(error: unknown): boolean {
+  return isConnectionError(error) || /^(28|3D)/.test(String((error as { code?: unknown }).code))
+}
+
+/** PostgreSQL's codes for a missing table or schema: the database was dropped and created again. */
+const MISSING_TABLES = new Set(['42P01', '3F000'])
 
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
   const { schema } = options
@@ -50,6 +61,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   }
   if (!URL.canParse(url)) throw new FlowctlError('USAGE', 'the database URL is not a valid postgres:// URL')
   const server = describeServer(url)
+  const hidden = options.hideUrlNames ? namesInUrl(url) : []
   const pg = (await import('pg')).default
   const pool = new pg.Pool({
     connectionString: url,
@@ -59,25 +71,29 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     application_name: 'flowctl',
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   })
-  // An idle connection dropped by the server emits 'error'; unhandled, it would kill the process.
-  // The next query reconnects or fails with STORE_UNAVAILABLE, which is where it is reported.
+  // An idle connection dropped by the server (a restart, pg_terminate_backend) emits 'error';
+  // unhandled, it would kill the process. The pool discards that client, and the next query opens
+  // a new connection or fails with STORE_UNAVAILABLE, which is where it is reported.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
 
-  try {
+  const migrate = async () => {
     const client = await pool.connect()
     try {
       await migratePostgres(client, schema, { adoptPublicTables: options.adoptPublicTables })
     } finally {
       client.release()
     }
+  }
+  try {
+    await migrate()
   } catch (error) {
     await pool.end().catch(() => {})
     if (error instanceof FlowctlError) throw error
-    if (isConnectionError(error) || /^(28|3D)/.test(String((error as { code?: unknown }).code))) throw unavailableError(error, server)
-    throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the PostgreSQL database at ${server}: ${(error as Error).message}`)
+    if (isConnectionError(error) || /^(28|3D)/.test(String((error as { code?: unknown }).code))) throw unavailableError(error, server, hidden)
+    throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the PostgreSQL database at ${server}: ${hideNames((error as Error).message, hidden)}`)
   }
-  return new PostgresStore(pool, server)
+  return new PostgresStore(pool, server, hidden, migrate)
 }
 
 class PostgresStore implements Store {
@@ -91,9 +107,14 @@ class PostgresStore implements Store {
   private readonly asyncEnqueues = new WriteBatcher<NewAsyncRun>(async (runs) => void (await this.asyncQueue.enqueue(runs)), MAX_COMMITS_IN_FLIGHT)
   private readonly asyncFinishes = new WriteBatcher<PgAsyncFinish>((items) => this.asyncQueue.finish(items), MAX_COMMITS_IN_FLIGHT)
 
+  /** The running re-migration after the database was recreated, shared by the queries that found it. */
+  private remigrating: Promise<void> | null = null
+
   constructor(
     private readonly pool: Pool,
     private readonly server: string,
+    private readonly hidden: readonly string[],
+    private readonly migrate: () => Promise<void>,
   ) {}
 
   /** One statement (one autocommit transaction) for every queued run and document. */
@@ -194,8 +215,28 @@ class PostgresStore implements Store {
       const result = await this.pool.query<Row>({ name, text, values })
       return { rows: result.rows, rowCount: result.rowCount ?? 0 }
     } catch (error) {
-      if (isConnectionError(error)) throw unavailableError(error, this.server)
+      if (isUnavailable(error)) throw unavailableError(error, this.server, this.hidden)
+      if (!MISSING_TABLES.has(String((error as { code?: unknown }).code))) throw error
+    }
+    // The tables are gone (the database was dropped and created again while serving): create them
+    // again, once for all the queries that noticed, then try this one again.
+    await this.remigrate()
+    try {
+      const result = await this.pool.query<Row>({ name, text, values })
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+    } catch (error) {
+      if (isUnavailable(error)) throw unavailableError(error, this.server, this.hidden)
       throw error
+    }
+  }
+
+  private async remigrate(): Promise<void> {
+    this.remigrating ??= this.migrate().finally(() => (this.remigrating = null))
+    try {
+      await this.remigrating
+    } catch (error) {
+      if (isConnectionError(error)) throw unavailableError(error, this.server, this.hidden)
+      throw new FlowctlError('STORE_UNAVAILABLE', `flowctl's tables are missing from the PostgreSQL database at ${this.server} and could not be created again: ${hideNames((error as Error).message, this.hidden)}`)
     }
   }
 
@@ -258,7 +299,7 @@ class PostgresStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
     const id = givenId ?? newDocumentId()
-    await this.writes.add({ kind: 'document', id, projectId, collection, body: JSON.stringify(document ?? null) })
+    await this.writes.add({ kind: 'document', id, projectId, collection, body: jsonbSafe(JSON.stringify(document ?? null)) })
     return id
   }
 
@@ -294,7 +335,7 @@ class PostgresStore implements Store {
         // Another instance created it at the same moment (IF NOT EXISTS is not race-free): it exists.
         const code = (error as { code?: unknown }).code
         if (code === '23505' || code === '42P07') continue
-        if (isConnectionError(error)) throw unavailableError(error, this.server)
+        if (isConnectionError(error)) throw unavailableError(error, this.server, this.hidden)
         throw error
       }
     }
@@ -312,7 +353,7 @@ class PostgresStore implements Store {
   }
 
   async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
-    await this.query('flowctl_save_heartbeat', PG_SQL.saveHeartbeat, [heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), JSON.stringify(heartbeat.summary)])
+    await this.query('flowctl_save_heartbeat', PG_SQL.saveHeartbeat, [heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), jsonbSafe(JSON.stringify(heartbeat.summary))])
   }
 
   async getHeartbeat(projectId: string): Promise<Heartbeat | null> {
@@ -335,7 +376,7 @@ class PostgresStore implements Store {
     const name = expected === null ? 'flowctl_cursor_first' : 'flowctl_cursor_move'
     const text = expected === null ? PG_SQL.cursorFirst : PG_SQL.cursorMove
     const { rows } = await this.query<{ moved: number }>(name, text, [
-      projectId, key, next, expected, message ? message.channel : null, message ? JSON.stringify(message.payload) : null,
+      projectId, key, next, expected, message ? message.channel : null, message ? jsonbSafe(JSON.stringify(message.payload)) : null,
     ])
     return rows[0]?.moved === 1
   }
@@ -352,7 +393,7 @@ class PostgresStore implements Store {
 
   async markFailed(id: string, error: string): Promise<void> {
     const rowId = parseOutboxId(id)
-    if (rowId !== null) await this.query('flowctl_mark_failed', PG_SQL.markFailed, [String(rowId), error])
+    if (rowId !== null) await this.query('flowctl_mark_failed', PG_SQL.markFailed, [String(rowId), escapeNul(error)])
   }
 
   async close(): Promise<void> {
@@ -372,7 +413,7 @@ function batchValues(items: PgWrite[]): unknown[][] {
     if (item.kind === 'run') {
       const { run, details } = item
       const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status,
-        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error, run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null]
+        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error === null ? null : escapeNul(run.error), run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null]
       row.forEach((value, i) => columns[i]!.push(value))
     } else {
       columns[16]!.push(item.id)

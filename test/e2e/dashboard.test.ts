@@ -138,7 +138,7 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     await shot(page, 'run')
 
     // A failing run (nothing listens on port 1): the http node is marked as failed.
-    const failed = await fetch(`${base}/api/run/shop/fetch-status`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: 'http://127.0.0.1:1/' }) })
+    const failed = await fetch(`${base}/api/run/shop/fetch-status`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer dev-orders-token-change-me' }, body: JSON.stringify({ url: 'http://127.0.0.1:1/' }) })
     expect(failed.status).toBe(500)
     const failedId = failed.headers.get('x-run-id')!
     await page.goto(`${base}/runs/shop/${failedId}`)

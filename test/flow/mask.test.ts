@@ -11,12 +11,12 @@ describe('maskValue', () => {
     const value = {
       header: 'Bearer super-secret-token',
       list: ['super-secret-token', 3, null, true],
-      nested: { 'super-secret-token': { x: 'abc is too short to mask' } },
+      nested: { 'super-secret-token': { x: 'abc is short but still masked' } },
     }
     expect(maskValue(value, secrets)).toEqual({
       header: 'Bearer ***',
       list: ['***', 3, null, true],
-      nested: { '***': { x: 'abc is too short to mask' } },
+      nested: { '***': { x: '*** is short but still masked' } },
     })
     expect(value.header).toBe('Bearer super-secret-token')
   })

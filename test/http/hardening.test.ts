@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs } from '../helpers.js'
 import { jsonPost, ORDERS_TOKEN, startTestServer, type TestServer } from './setup.js'
 
+const bearer = { authorization: `Bearer ${ORDERS_TOKEN}` }
+
 afterAll(cleanupTempDirs)
 
 describe('rate limit', () => {
@@ -189,7 +191,7 @@ describe('store outages and timeouts', () => {
     const port = (hanging.address() as { port: number }).port
     const server = await startTestServer({ settings: [['runTimeoutMs: 30000', 'runTimeoutMs: 200']] })
     try {
-      const response = await server.request('/api/run/shop/fetch-status', jsonPost({ url: `http://127.0.0.1:${port}/` }))
+      const response = await server.request('/api/run/shop/fetch-status', jsonPost({ url: `http://127.0.0.1:${port}/` }, bearer))
       expect(response.status).toBe(500)
       const body = (await response.json()) as { runId: string }
       expect(body).toEqual({ ok: false, errors: ['node call failed'], nodeId: 'call', runId: expect.any(String) })

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addUser, grantUser } from '../../src/users/users-file.js'
 import { cleanupTempDirs, makeTempDir } from '../helpers.js'
 import { EXTRA_FLOWS, TEST_ENV } from './flows.js'
-import { jsonPost, startTestServer, type TestServer } from './setup.js'
+import { jsonPost, ORDERS_TOKEN, startTestServer, type TestServer } from './setup.js'
 
 let usersFile: string
 let viewer: string
@@ -107,7 +107,7 @@ describe('GET /api/runs/<projectId>', () => {
   it('lists records newest first, filtered by flow and status, limited', async () => {
     await server.request('/api/run/shop/order-status/open')
     await server.request('/api/run/shop/order-status/shipped')
-    await server.request('/api/run/shop/fetch-status', jsonPost({ url: 'http://127.0.0.1:1/' }))
+    await server.request('/api/run/shop/fetch-status', jsonPost({ url: 'http://127.0.0.1:1/' }, { authorization: `Bearer ${ORDERS_TOKEN}` }))
     const all = (await (await server.request('/api/runs/shop', asUser(viewer))).json()) as { startedAt: string; flow: string; status: string }[]
     expect(all.length).toBeGreaterThanOrEqual(3)
     expect([...all].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).map((r) => r.startedAt)).toEqual(all.map((r) => r.startedAt))

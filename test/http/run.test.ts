@@ -156,7 +156,7 @@ describe('Run API (SPEC §5.1)', () => {
   })
 
   it('500 when a node fails: node id and run id, and the failure is recorded', async () => {
-    const response = await server.request('/api/run/shop/fetch-status', jsonPost({ url: 'http://127.0.0.1:1/' }))
+    const response = await server.request('/api/run/shop/fetch-status', jsonPost({ url: 'http://127.0.0.1:1/' }, bearer))
     expect(response.status).toBe(500)
     const body = (await response.json()) as { runId: string }
     expect(body).toEqual({ ok: false, errors: ['node call failed'], nodeId: 'call', runId: expect.any(String) })
@@ -190,7 +190,7 @@ describe('?_trace=1', () => {
   })
 
   it('keeps the failure status and shape', async () => {
-    const response = await server.request('/api/run/shop/fetch-status?_trace=1', jsonPost({ url: 'http://127.0.0.1:1/' }))
+    const response = await server.request('/api/run/shop/fetch-status?_trace=1', jsonPost({ url: 'http://127.0.0.1:1/' }, bearer))
     expect(response.status).toBe(500)
     const body = await response.json()
     expect(body).toMatchObject({ ok: false, errors: ['node call failed'], nodeId: 'call', runId: expect.any(String) })

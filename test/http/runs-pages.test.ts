@@ -243,7 +243,7 @@ describe('stored runs', () => {
 
   it('a failed run logs its node and reason; a 400 logs its error strings and never the values', async () => {
     server.logs.length = 0
-    await server.request('/api/run/shop/fetch-status', jsonPost({ url: 'http://127.0.0.1:1/' }))
+    await server.request('/api/run/shop/fetch-status', jsonPost({ url: 'http://127.0.0.1:1/' }, { authorization: `Bearer ${ORDERS_TOKEN}` }))
     await server.request('/api/run/shop/create-order', jsonPost({ sku: 'SECRET-SKU-VALUE', qty: 500 }, { authorization: `Bearer ${ORDERS_TOKEN}` }))
     const log = server.logs.join('\n')
     expect(log).toMatch(/run \w+ shop\/fetch-status failed at node call: .+/)

@@ -175,7 +175,7 @@ describe('serveCommand', () => {
     hanging.on('request', (req, res) => setTimeout(() => res.end('{}'), req.url === '/slow' ? 700 : 300))
     const inFlight = fetch(`${base}/api/run/shop/fetch-status`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: 'Bearer dev-orders-token-change-me' },
       body: JSON.stringify({ url: `http://127.0.0.1:${hangingPort}/` }),
     })
     // A second, slower run whose client hangs up before the answer: shutdown still waits for it, and
@@ -183,7 +183,7 @@ describe('serveCommand', () => {
     const hangUp = new AbortController()
     const abandoned = fetch(`${base}/api/run/shop/fetch-status`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: 'Bearer dev-orders-token-change-me' },
       body: JSON.stringify({ url: `http://127.0.0.1:${hangingPort}/slow` }),
       signal: hangUp.signal,
     }).catch((error: unknown) => error)

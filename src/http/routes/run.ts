@@ -16,6 +16,7 @@ import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
 import { isLoopbackRequest } from '../access.js'
 import { clientIp, isLoopback } from '../client.js'
 import type { AppContext } from '../context.js'
+import { noteStoreBack, noteStoreOutage } from '../store-outage.js'
 import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE, type HeaderPairs } from '../respond.js'
 import { isDangerousKey, parseRunPath, queryRecord } from '../run-path.js'
 import { guardStore, isStoreWriteError } from '../store-guard.js'
@@ -105,7 +106,10 @@ export function runHandler(context: AppContext) {
     }
 
     const store = await workspace.storeFor(projectId)
-    if (!store) return reject(projectId, 503, [STORE_UNAVAILABLE])
+    if (!store) {
+      noteStoreOutage(context, project, workspace.get(projectId)?.storeError ?? 'not open')
+      return reject(projectId, 503, [STORE_UNAVAILABLE])
+    }
 
     // Most calls carry no query string: skip building URLSearchParams for them.
     const search = event.url.search
@@ -143,9 +147,13 @@ export function runHandler(context: AppContext) {
       outcome = await runFlow({ project, flow, store: guardStore(store), trigger: 'http', method, input, trace, signal: options.signal })
     } catch (error) {
       await guards.release()
-      if (isStoreWriteError(error)) return reject(projectId, 503, [STORE_UNAVAILABLE])
+      if (isStoreWriteError(error)) {
+        noteStoreOutage(context, project, error)
+        return reject(projectId, 503, [STORE_UNAVAILABLE])
+      }
       throw error
     }
+    noteStoreBack(context, projectId)
     if (outcome.kind === 'invalid') {
       await guards.release()
       logRejected(context, projectId, flow.slug, outcome.errors)

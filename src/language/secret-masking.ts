@@ -1,0 +1,130 @@
+// Masking secret values in text that leaves the engine (traces, history, logs, error bodies, alerts).
+// A secret rarely travels as its literal value alone: a flow puts it in a JSON body, a query string,
+// a form or a Basic `user:pass` header. So every secret is masked in each form it takes on the way
+// out — literal, JSON-escaped, percent-encoded (upper- and lower-case hex), form-encoded and base64
+// (standard and URL-safe) — and any base64 word whose decoded text holds a secret (the Basic form,
+// whatever the user name) is masked whole. Every non-empty secret is masked, however short:
+// `validate` warns about short ones, since they also mask ordinary text that happens to match.
+import type { Secrets } from '../model/project.js'
+
+const MASK = '***'
+
+interface Masker {
+  /** Every form of every secret, longest first, as one alternation. */
+  forms: RegExp
+  /** The same forms as a list: `includes` over each is faster than the alternation for a yes/no. */
+  formList: string[]
+  /** Base64 words shorter than this cannot decode to the shortest secret, so are not decoded. */
+  minWord: number
+}
+
+const maskers = new WeakMap<Secrets, { size: number; masker: Masker | null }>()
+
+/** The masker of a secrets map (null when it has no non-empty value). Maps are not changed after loading. */
+function maskerOf(secrets: Secrets): Masker | null {
+  const cached = maskers.get(secrets)
+  if (cached && cached.size === secrets.size) return cached.masker
+  const values = [...new Set(secrets.values())].filter((value) => value.length > 0)
+  let masker: Masker | null = null
+  if (values.length > 0) {
+    const forms = new Set<string>()
+    for (const value of values) for (const form of formsOf(value)) forms.add(form)
+    const sorted = [...forms].sort((a, b) => b.length - a.length)
+    const shortest = Math.min(...values.map((v) => Buffer.byteLength(v)))
+    masker = { forms: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'), formList: sorted, minWord: Math.max(2, Math.ceil((shortest * 4) / 3)) }
+  }
+  maskers.set(secrets, { size: secrets.size, masker })
+  return masker
+}
+
+/** The forms a secret takes in text: literal, JSON string, percent-encoded, form-encoded, base64. */
+export function formsOf(value: string): string[] {
+  const forms = [value, JSON.stringify(value).slice(1, -1), new URLSearchParams({ v: value }).toString().slice(2)]
+  let percent: string | null = null
+  try {
+    percent = encodeURIComponent(value)
+  } catch {
+    // A lone surrogate cannot be percent-encoded: no text holds that form.
+  }
+  if (percent !== null) forms.push(percent, percent.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()))
+  const base64 = Buffer.from(value, 'utf8').toString('base64')
+  forms.push(base64, base64.replace(/=+$/, ''), Buffer.from(value, 'utf8').toString('base64url'))
+  return [...new Set(forms)].filter((form) => form.length > 0)
+}
+
+// Runs of base64 characters (either alphabet) with their padding. Greedy and without lookbehind:
+// the scan is linear and cheap; words are filtered by length in code.
+const BASE64_WORD = /[A-Za-z0-9+/_-]+={0,2}/g
+
+/** `text` with every form of every secret, and every base64 word holding one, shown as `***`. */
+export function maskText(text: string, secrets: Secrets): string {
+  const masker = maskerOf(secrets)
+  if (!masker || text.length === 0) return text
+  return maskWith(text, masker)
+}
+
+/**
+ * Whether JSON text (from JSON.stringify) holds a secret in a form `maskText` masks in its strings.
+ * One scan of the text instead of one per string: most values hold none and are then kept as they
+ * are. Each escape (`\n`, `\"`, `\u0000`…) stands for one character that is not base64, so it
+ * ends a word: base64 words then start and end where they do in the strings themselves.
+ */
+export function jsonHoldsSecret(json: string, secrets: Secrets): boolean {
+  const masker = maskerOf(secrets)
+  if (!masker) return false
+  for (const form of masker.formList) if (json.includes(form)) return true
+  return longWordHoldsSecret(json, masker)
+}
+
+/** One pass over JSON text: decodes only base64 words long enough to hold a secret. */
+function longWordHoldsSecret(json: string, masker: Masker): boolean {
+  let start = -1
+  for (let i = 0; i <= json.length; i++) {
+    const code = i < json.length ? json.charCodeAt(i) : 0
+    if (isBase64Char(code)) {
+      if (start < 0) start = i
+      continue
+    }
+    if (start >= 0) {
+      let end = i
+      while (end < json.length && end - i < 2 && json.charCodeAt(end) === 61) end++ // `=` padding
+      if (end - start >= masker.minWord && decodedHoldsSecret(json.slice(start, end), masker)) return true
+      start = -1
+    }
+    if (code === 92) i += json.charCodeAt(i + 1) === 117 ? 5 : 1 // an escape: `\uXXXX` or `\n`, `\"`…
+  }
+  return false
+}
+
+function isBase64Char(code: number): boolean {
+  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code === 43 || code === 47 || code === 45 || code === 95
+}
+
+/** Whether there is any secret to mask at all (callers skip walking values when not). */
+export function hasSecrets(secrets: Secrets): boolean {
+  return maskerOf(secrets) !== null
+}
+
+function maskWith(text: string, masker: Masker): string {
+  // Base64 words whose decoded text holds a secret (Basic `user:pass`, a token inside a larger value).
+  let masked = text.replace(BASE64_WORD, (word) => (word.length >= masker.minWord && decodedHoldsSecret(word, masker) ? MASK : word))
+  masked = masked.replace(masker.forms, MASK)
+  return masked
+}
+
+function decodedHoldsSecret(word: string, masker: Masker): boolean {
+  const bare = word.replace(/=+$/, '')
+  if (bare.length % 4 === 1) return false
+  const decoded = Buffer.from(bare, 'base64').toString('utf8')
+  // Only words that decode to text: ordinary words decode to invalid UTF-8 or control bytes.
+  // eslint-disable-next-line no-control-regex
+  if (decoded.includes('\uFFFD') || /[\u0000-\u0008\u000E-\u001F]/.test(decoded)) return false
+  masker.forms.lastIndex = 0
+  const found = masker.forms.test(decoded)
+  masker.forms.lastIndex = 0
+  return found
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+}
