@@ -21,6 +21,8 @@ export interface RunGuardRequest {
   body: unknown
   cors: HeaderPairs | undefined
   signal?: AbortSignal
+  /** False for an async Start: its slot is taken when a worker runs it, not when it is queued. */
+  concurrency?: boolean
 }
 
 export type GuardEntry =
@@ -41,7 +43,7 @@ const PASS: GuardEntry = { kind: 'pass', guards: NO_GUARDS }
 export async function enterRunGuards(event: H3Event, request: RunGuardRequest): Promise<GuardEntry> {
   const { start } = request
   const idempotency = idempotencyOf(start)
-  const concurrency = concurrencyOf(start)
+  const concurrency = request.concurrency === false ? null : concurrencyOf(start)
   if (!idempotency && !concurrency) return PASS
   const { store, project, flow } = request
   const projectId = project.settings.projectId

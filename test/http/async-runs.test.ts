@@ -52,6 +52,24 @@ describe('respond: async', () => {
     expect(await store.getDocument('jobs', 'imports', batchId)).toMatchObject({ count: 2, orders: orders.orders })
   })
 
+  it('answers a repeated Idempotency-Key with the first 202 (same run id) and queues one run', async () => {
+    await start(false)
+    const headers = { ...auth, 'idempotency-key': 'import-7' }
+    const first = await server.request('/api/run/jobs/import-orders', jsonPost(orders, headers))
+    expect(first.status).toBe(202)
+    const { runId } = (await first.json()) as { runId: string }
+    const again = await server.request('/api/run/jobs/import-orders', jsonPost(orders, headers))
+    expect(again.status).toBe(202)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.headers.get('location')).toBe(`/api/result/jobs/${runId}`)
+    expect(await again.json()).toEqual({ ok: true, runId, status: 'queued' })
+    const other = await server.request('/api/run/jobs/import-orders', jsonPost({ orders: [{ sku: 'C-3' }] }, headers))
+    expect(other.status).toBe(422)
+    const store = server.workspace.get('jobs')!.store!
+    const claimed = await store.claimAsyncRuns('jobs', { limit: 10, leaseMs: 10_000, token: 'test-claim' })
+    expect(claimed.map((run) => run.id)).toEqual([runId])
+  })
+
   it('keeps the run queued while no worker runs, and a worker started later runs it', async () => {
     await start(false)
     const response = await server.request('/api/run/jobs/import-orders', jsonPost(orders, auth))

@@ -15,7 +15,8 @@ describe('OpenAPI of an async Start', async () => {
 
   it('answers 202 with the AsyncAccepted body and a Location header, not the End\'s 201 or a 500', () => {
     const responses = doc.paths['/api/run/jobs/import-orders']!.post!.responses
-    expect(Object.keys(responses)).toEqual(['202', '400', '401', '413', '415', '429', '503'])
+    // 409 and 422: the flow takes an Idempotency-Key (a repeat replays the first 202).
+    expect(Object.keys(responses)).toEqual(['202', '400', '401', '409', '413', '415', '422', '429', '503'])
     expect(responses['202']!.content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/AsyncAccepted' } } })
     expect(Object.keys(responses['202']!.headers!)).toEqual(['Location', 'X-Run-Id'])
     expect(doc.components.schemas.AsyncAccepted).toEqual({

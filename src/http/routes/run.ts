@@ -133,9 +133,13 @@ export function runHandler(context: AppContext) {
       headers: declaredHeaders(start, headers),
     }
     if (bodyType) input.bodyType = bodyType
-    // Async runs (SPEC §12) are acknowledged here; idempotency keys and concurrency apply to synchronous calls.
+    // Async runs (SPEC §12): an idempotency key replays the 202 of the first request (same run id).
     if (start.respond === 'async') {
-      return acceptAsyncRun(context, event, { project, flow, store, method, input, cors, reject: (status, errors) => reject(projectId, status, errors) })
+      const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, cors, concurrency: false })
+      if (guarded.kind === 'reject') return reject(projectId, guarded.status, guarded.errors, guarded.headers)
+      if (guarded.kind === 'replay') return guarded.response
+      const answer = await acceptAsyncRun(context, event, { project, flow, store, method, input, cors, reject: (status, errors) => reject(projectId, status, errors) })
+      return guarded.guards.settle(event, answer, event.res.status !== 202)
     }
     // Idempotency key and concurrency slot (SPEC §12): a replay, 409, 422 or 429 runs nothing.
     const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, cors, signal: options.signal })
