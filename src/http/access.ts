@@ -8,7 +8,8 @@ import { roleAllows } from '../users/types.js'
 import { clientIp, isLoopback } from './client.js'
 import type { AppContext } from './context.js'
 import { errorResponse, INVALID_TOKEN } from './respond.js'
-import { cookieToken, projectRole, USER_CHALLENGE } from './sign-in.js'
+import { CHALLENGES } from './authorization.js'
+import { cookieToken, projectRole } from './sign-in.js'
 import type { WorkspaceEntry } from './workspace.js'
 
 /** The caller of a page or API: every project (loopback), a user's projects, or nobody known. */
@@ -63,7 +64,7 @@ export async function projectAccess(context: AppContext, event: H3Event, project
   const caller = await callerOf(context, event)
   const entry = context.workspace.get(projectId)
   let denied: { status: number; errors: string[]; headers: Record<string, string> } | null = null
-  if (caller.kind === 'anonymous') denied = { status: 401, errors: [INVALID_TOKEN], headers: { 'www-authenticate': USER_CHALLENGE } }
+  if (caller.kind === 'anonymous') denied = { status: 401, errors: [INVALID_TOKEN], headers: { 'www-authenticate': CHALLENGES.bearer } }
   else if (!entry) denied = { status: 404, errors: ['project not found'], headers: {} }
   else if (!callerMay(caller, projectId, need)) denied = { status: 403, errors: ['forbidden'], headers: {} }
   if (denied) {

@@ -6,6 +6,7 @@
 import { createHmac, hash, timingSafeEqual } from 'node:crypto'
 import type { AuthSettings, HmacAuth, Secrets } from '../model/project.js'
 import { resolveSecretText, secretNamesIn } from '../language/secrets.js'
+import { authorizationCredentials, CHALLENGES } from './authorization.js'
 
 export type AuthDecision = { ok: true } | { ok: false; challenge: string }
 
@@ -67,18 +68,9 @@ export function resolveCredential(template: string, secrets: Secrets): string | 
   return text === null || text.trim() === '' ? null : text
 }
 
-/** The value of `Authorization: <scheme> <value>`, or null. */
-function authorizationValue(headers: Headers, scheme: string): string | null {
-  const header = headers.get('authorization')
-  if (!header) return null
-  const match = /^(\S+)\s+(.+)$/.exec(header.trim())
-  if (!match || match[1]!.toLowerCase() !== scheme) return null
-  return match[2]!.trim()
-}
-
 export function challengeFor(auth: AuthSettings): string {
-  if (auth.type === 'bearer') return 'Bearer realm="flowctl"'
-  if (auth.type === 'basic') return 'Basic realm="flowctl"'
+  if (auth.type === 'bearer') return CHALLENGES.bearer
+  if (auth.type === 'basic') return CHALLENGES.basic
   if (auth.type === 'hmac') return `Signature header="${auth.header}"`
   return `ApiKey header="${auth.header || 'X-API-Key'}"`
 }
@@ -92,13 +84,13 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
   const denied: AuthDecision = { ok: false, challenge: challengeFor(auth) }
   if (auth.type === 'bearer') {
     const expected = expectedValue(auth.token, secrets)
-    const given = authorizationValue(headers, 'bearer')
+    const given = authorizationCredentials(headers, 'bearer')
     return expected !== null && given !== null && secretEquals(given, expected) ? ALLOWED : denied
   }
   if (auth.type === 'basic') {
     const username = expectedValue(auth.username, secrets)
     const password = expectedValue(auth.password, secrets)
-    const encoded = authorizationValue(headers, 'basic')
+    const encoded = authorizationCredentials(headers, 'basic')
     if (username === null || password === null || encoded === null) return denied
     const decoded = Buffer.from(encoded, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')

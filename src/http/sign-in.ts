@@ -3,6 +3,7 @@
 // read once and again only when its mtime changes.
 import { stat } from 'node:fs/promises'
 import { authenticateToken, readUsers, roleFor, type Role, type UserEntry } from '../users/users-file.js'
+import { authorizationCredentials } from './authorization.js'
 
 /** The sign-in cookie of the pages (routes/sign-in.ts sets it); the read APIs accept its token. */
 export const TOKEN_COOKIE = 'flowctl_token'
@@ -32,10 +33,9 @@ export class UsersCache {
 
   /** The user whose token is in `Authorization: Bearer <token>`, or null. */
   async signIn(headers: Headers): Promise<UserEntry | null> {
-    const header = headers.get('authorization')
-    const match = header ? /^bearer\s+(\S+)\s*$/i.exec(header) : null
-    if (!match) return null
-    return authenticateToken(await this.users(), match[1]!)
+    const token = authorizationCredentials(headers, 'bearer')
+    if (!token) return null
+    return authenticateToken(await this.users(), token)
   }
 }
 
@@ -73,4 +73,3 @@ export function projectRole(user: UserEntry | null, projectId: string): Role | n
   return user ? roleFor(user, projectId) : null
 }
 
-export const USER_CHALLENGE = 'Bearer realm="flowctl"'

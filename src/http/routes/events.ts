@@ -7,7 +7,7 @@ import { callerMay, callerOf } from '../access.js'
 import type { AppContext } from '../context.js'
 import type { ServerEvent } from '../events.js'
 import { errorResponse, INVALID_TOKEN } from '../respond.js'
-import { USER_CHALLENGE } from '../sign-in.js'
+import { CHALLENGES } from '../authorization.js'
 
 const KEEPALIVE_MS = 25_000
 
@@ -16,7 +16,7 @@ export function eventsHandler(context: AppContext) {
     const caller = await callerOf(context, event)
     if (caller.kind === 'anonymous') {
       context.rejections.count(null, 401)
-      return errorResponse(401, [INVALID_TOKEN], { 'www-authenticate': USER_CHALLENGE })
+      return errorResponse(401, [INVALID_TOKEN], { 'www-authenticate': CHALLENGES.bearer })
     }
     const encoder = new TextEncoder()
     let stop = () => {}

@@ -3,7 +3,8 @@
 import type { H3Event } from 'h3'
 import type { AppContext } from '../context.js'
 import { errorResponse, INVALID_TOKEN } from '../respond.js'
-import { projectRole, USER_CHALLENGE } from '../sign-in.js'
+import { CHALLENGES } from '../authorization.js'
+import { projectRole } from '../sign-in.js'
 import type { WorkspaceEntry } from '../workspace.js'
 
 export type ReadAccess = { ok: true; entry: WorkspaceEntry } | { ok: false; response: Response }
@@ -13,7 +14,7 @@ export async function checkReadAccess(context: AppContext, event: H3Event, proje
   const entry = context.workspace.get(projectId)
   if (!user) {
     context.rejections.count(entry ? projectId : null, 401)
-    return { ok: false, response: errorResponse(401, [INVALID_TOKEN], { 'www-authenticate': USER_CHALLENGE }) }
+    return { ok: false, response: errorResponse(401, [INVALID_TOKEN], { 'www-authenticate': CHALLENGES.bearer }) }
   }
   if (!entry) {
     context.rejections.count(null, 404)

@@ -6,6 +6,7 @@ import { clientIp } from '../client.js'
 import type { AppContext } from '../context.js'
 import { errorResponse, INVALID_TOKEN, jsonResponse } from '../respond.js'
 import { tickWorkspace } from '../tick-workspace.js'
+import { authorizationCredentials, CHALLENGES } from '../authorization.js'
 
 /** Failed secrets allowed per client IP in each 10 s window; past them the tick answers 429 (no guessing at speed). */
 export const TICK_FAILURES_PER_WINDOW = 10
@@ -23,7 +24,7 @@ export function tickHandler(context: AppContext) {
     if (!cronSecretMatches(event.req.headers, context.options.cronSecret)) {
       context.tickFailures.hit('tick', ip, TICK_FAILURES_PER_WINDOW)
       context.rejections.count(null, 401)
-      return errorResponse(401, [INVALID_TOKEN], { 'www-authenticate': 'Bearer realm="flowctl-cron"' })
+      return errorResponse(401, [INVALID_TOKEN], { 'www-authenticate': CHALLENGES.cron })
     }
     const summary = await tickWorkspace(context.workspace, new Date(), (line) => context.log(line, true))
     return jsonResponse(200, summary, { 'cache-control': 'no-store' })
@@ -32,8 +33,6 @@ export function tickHandler(context: AppContext) {
 
 function cronSecretMatches(headers: Headers, secret: string | undefined): boolean {
   if (!secret) return false
-  const authorization = headers.get('authorization')
-  const bearer = authorization ? /^bearer\s+(.+)$/i.exec(authorization.trim())?.[1] : undefined
-  const given = bearer ?? headers.get('x-cron-secret')
+  const given = authorizationCredentials(headers, 'bearer') ?? headers.get('x-cron-secret')
   return given !== null && given !== undefined && secretEquals(given, secret)
 }
