@@ -6,7 +6,9 @@
 // record and its queue row's completion commit in one transaction, so it is recorded exactly once.
 // Side effects are another matter: see README "Async runs".
 import { createHash, randomUUID } from 'node:crypto'
+import { acquireFlowSlot } from '../flow/concurrency.js'
 import { runFlow } from '../flow/engine.js'
+import { concurrencyOf } from '../project/guard-settings.js'
 import type { RunInput, RunResponse } from '../model/run.js'
 import type { Flow, Project } from '../model/project.js'
 import { isAsyncClaimLost, type ClaimedAsyncRun } from '../model/async-runs.js'
@@ -187,17 +189,28 @@ export class AsyncRunner {
       const error = `flow "${claimed.flow}" is no longer in the project`
       return finish(failedRecord(project, claimed, 404, error), undefined, { status: 404, body: { ok: false, errors: ['flow not found'] } })
     }
-    const outcome = await runFlow({
-      project,
-      flow,
-      store: idempotentInserts(store, claimed),
-      trigger: 'http',
-      method: claimed.method,
-      input: JSON.parse(claimed.input) as RunInput,
-      runId: claimed.id,
-      signal: this.#abort.signal,
-      recordRun: finish,
-    })
+    // The flow's `concurrency` limits async runs too: a worker waits for a slot (whatever `onLimit`
+    // says, since the caller already has its 202), at most the run timeout, then puts the run back.
+    const limit = concurrencyOf(flow.start)
+    const { runTimeoutMs } = project.settings.limits
+    const slot = limit ? await acquireFlowSlot(store, claimed.projectId, flow.slug, { ...limit, onLimit: 'queue' }, runTimeoutMs, runTimeoutMs, this.#abort.signal) : null
+    if (limit && !slot) throw new RunReleased()
+    let outcome
+    try {
+      outcome = await runFlow({
+        project,
+        flow,
+        store: idempotentInserts(store, claimed),
+        trigger: 'http',
+        method: claimed.method,
+        input: JSON.parse(claimed.input) as RunInput,
+        runId: claimed.id,
+        signal: this.#abort.signal,
+        recordRun: finish,
+      })
+    } finally {
+      await slot?.release()
+    }
     if (outcome.kind === 'invalid') {
       // Valid at the 202; the flow changed since. Recorded as a failed run with the 400 it would answer now.
       const error = `the input is no longer valid for the flow: ${outcome.errors.join('; ')}`

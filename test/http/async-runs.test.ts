@@ -117,6 +117,19 @@ describe('respond: async', () => {
 })
 
 describe('shutdown', () => {
+  it('runs async runs of a flow with concurrency: { limit: 1 } one at a time (each 202 at once, none rejected)', async () => {
+    await start(true)
+    const answers = await Promise.all([1, 2, 3].map(() => server.request('/api/run/jobs/rebuild-index', jsonPost({}, auth))))
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202])
+    const ids = await Promise.all(answers.map(async (a) => ((await a.json()) as { runId: string }).runId))
+    await eventually(async () => (await Promise.all(ids.map((id) => result(id)))).every((r) => r.body.status === 'success'), 10_000)
+    const store = server.workspace.get('jobs')!.store!
+    const records = await Promise.all(ids.map(async (id) => (await store.getRun('jobs', id))!))
+    const spans = records.map((r) => [Date.parse(r.startedAt), Date.parse(r.startedAt) + r.durationMs] as const).sort((a, b) => a[0] - b[0])
+    // Each run waits 150 ms; with one slot, each starts only after the one before has ended.
+    for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1] - 1)
+  })
+
   it('puts a run still going after the grace period back in the queue, unrecorded, for the next worker', async () => {
     const slow = [
       'name: Slow',
