@@ -35,6 +35,34 @@ export interface ClaimedAsyncRun {
   claimToken: string
 }
 
+/** A claimed row as both stores read it (`received_at` as ISO text). */
+export interface ClaimedAsyncRow {
+  id: string
+  project_id: string
+  flow: string
+  method: string
+  input: string
+  received_at: string
+  attempts: number
+  claim_token: string
+}
+
+/** Claimed rows as the workers take them: oldest first. */
+export function claimedRuns(rows: ClaimedAsyncRow[]): ClaimedAsyncRun[] {
+  return rows
+    .map((row) => ({
+      id: row.id,
+      projectId: row.project_id,
+      flow: row.flow,
+      method: row.method,
+      input: row.input,
+      receivedAt: row.received_at,
+      attempts: row.attempts,
+      claimToken: row.claim_token,
+    }))
+    .sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0))
+}
+
 export type AsyncRunStatus = 'queued' | 'running' | 'success' | 'error'
 
 /** The answer of `GET /api/result/<projectId>/<runId>`, plus the flow (its Start decides the auth). */

@@ -5,7 +5,7 @@
 // claimed with the worker's token and the INSERT of exactly those runs' records, so the record
 // and the completion commit together, and a stale token writes neither. Leases use the server's
 // clock (now()), so instances with skewed clocks agree.
-import { ASYNC_RESULT_RETENTION_MS, AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
+import { ASYNC_RESULT_RETENTION_MS, AsyncClaimLost, claimedRuns, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
 import type { RunDetailsText, RunRecord } from '../model/store.js'
 
 type Query = <Row extends Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
@@ -73,18 +73,7 @@ export class PostgresAsyncQueue {
     const { rows } = await this.query<{ id: string; project_id: string; flow: string; method: string; input: string; received_at: Date; attempts: number; claim_token: string }>(
       'flowctl_async_claim', ASYNC_SQL.claim, [projectId, options.token, Math.ceil(options.leaseMs), Math.floor(options.limit)],
     )
-    return rows
-      .map((row) => ({
-        id: row.id,
-        projectId: row.project_id,
-        flow: row.flow,
-        method: row.method,
-        input: row.input,
-        receivedAt: row.received_at.toISOString(),
-        attempts: row.attempts,
-        claimToken: row.claim_token,
-      }))
-      .sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0))
+    return claimedRuns(rows.map((row) => ({ ...row, received_at: row.received_at.toISOString() })))
   }
 
   async renew(tokens: string[], leaseMs: number): Promise<void> {

@@ -5,21 +5,10 @@
 // distinct rows. A cheap read first tells whether there is anything to claim, so idle polling never
 // takes the write lock.
 import type Database from 'better-sqlite3'
-import { ASYNC_RESULT_RETENTION_MS, AsyncClaimLost, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions } from '../model/async-runs.js'
+import { ASYNC_RESULT_RETENTION_MS, AsyncClaimLost, claimedRuns, type AsyncRunState, type ClaimedAsyncRow, type ClaimedAsyncRun, type ClaimOptions } from '../model/async-runs.js'
 
 /** Column order of an enqueued row (the values of a `async-queued` write). */
 export const ASYNC_QUEUE_COLUMNS = 'id, project_id, flow, method, input, received_at'
-
-interface ClaimedRow {
-  id: string
-  project_id: string
-  flow: string
-  method: string
-  input: string
-  received_at: string
-  attempts: number
-  claim_token: string
-}
 
 /** Prunes finished rows at most this often per store instance. */
 const PRUNE_EVERY_MS = 10 * 60 * 1000
@@ -78,19 +67,8 @@ export class SqliteAsyncQueue {
     const now = Date.now()
     this.pruneFinished(projectId, now)
     if (options.limit < 1 || !(this.due.get(projectId, projectId, now) as { due: number }).due) return []
-    const rows = this.claim.all({ token: options.token, until: now + options.leaseMs, project: projectId, now, limit: Math.floor(options.limit) }) as ClaimedRow[]
-    return rows
-      .map((row) => ({
-        id: row.id,
-        projectId: row.project_id,
-        flow: row.flow,
-        method: row.method,
-        input: row.input,
-        receivedAt: row.received_at,
-        attempts: row.attempts,
-        claimToken: row.claim_token,
-      }))
-      .sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0))
+    const rows = this.claim.all({ token: options.token, until: now + options.leaseMs, project: projectId, now, limit: Math.floor(options.limit) }) as ClaimedAsyncRow[]
+    return claimedRuns(rows)
   }
 
   renewClaims(tokens: string[], leaseUntil: number): void {
