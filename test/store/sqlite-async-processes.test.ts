@@ -20,8 +20,9 @@ const RUNS = 120
 const WORKER = `
 import { openSqliteStore } from ${JSON.stringify(pathToFileURL(BUILT_STORE).href)}
 const [file, startAt] = process.argv.slice(2)
-while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 2))
+// Opened before the common start, so a process slow to boot on a loaded machine still starts claiming with the others.
 const store = await openSqliteStore(file, { writerThread: true })
+while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 2))
 const claimed = []
 for (;;) {
   const token = 'p' + process.pid + '-' + claimed.length
@@ -47,7 +48,7 @@ describe.skipIf(!existsSync(BUILT_STORE))('async runs claimed by several process
     const ids = Array.from({ length: RUNS }, (_, i) => `run-${String(i).padStart(3, '0')}`)
     await Promise.all(ids.map((id, i) => store.enqueueAsyncRun({ id, projectId: 'p', flow: 'f', method: 'POST', input: '{}', receivedAt: new Date(Date.UTC(2024, 0, 1) + i).toISOString() })))
     await writeFile(join(dir, 'worker.mjs'), WORKER)
-    const startAt = String(Date.now() + 700)
+    const startAt = String(Date.now() + 3000)
     const outputs = await Promise.all(Array.from({ length: PROCESSES }, () => run('node', [join(dir, 'worker.mjs'), file, startAt])))
     const perProcess = outputs.map((output) => JSON.parse(output.stdout) as string[])
     const all = perProcess.flat()
