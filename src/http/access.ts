@@ -3,12 +3,13 @@
 // user token: a viewer reads, an editor or owner also runs and replays. /api/openapi keeps its own
 // rules (read-access.ts).
 import type { H3Event } from 'h3'
+import { httpError, type FlowctlError } from '../errors.js'
 import type { Role, UserEntry } from '../users/types.js'
 import { roleAllows } from '../users/types.js'
 import { clientIp, isLoopback } from './client.js'
 import type { AppContext } from './context.js'
-import { errorResponse, INVALID_TOKEN } from './respond.js'
 import { CHALLENGES } from './authorization.js'
+import { countRejections } from './rejections.js'
 import { cookieToken, projectRole } from './sign-in.js'
 import type { WorkspaceEntry } from './workspace.js'
 
@@ -54,29 +55,41 @@ export function readableEntries(context: AppContext, caller: Caller): WorkspaceE
   return context.workspace.list().filter((entry) => callerMay(caller, entry.project.settings.projectId, 'read'))
 }
 
-export type ProjectAccess = { ok: true; entry: WorkspaceEntry; caller: Caller } | { ok: false; status: number; errors: string[]; headers: Record<string, string> }
+export type ProjectAccess =
+  | { ok: true; entry: WorkspaceEntry; caller: Caller }
+  /** `countedFor`: the /status bucket of the refusal (null for an unknown project). */
+  | { ok: false; error: FlowctlError; countedFor: string | null }
 
 /**
- * The sign-in rules of §5.2 applied to §14's roles: nobody signed in 401, unknown project 404
- * (after the sign-in check), a role too small 403.
+ * The sign-in rules of §5.2 applied to §14's roles: nobody signed in 401 (AUTH_REQUIRED), unknown
+ * project 404 (after the sign-in check), a role too small 403 (FORBIDDEN). The refusal is counted
+ * on /status; pages render it as a page, the APIs throw it (`requireAccess`).
  */
 export async function projectAccess(context: AppContext, event: H3Event, projectId: string, need: Need): Promise<ProjectAccess> {
   const caller = await callerOf(context, event)
   const entry = context.workspace.get(projectId)
-  let denied: { status: number; errors: string[]; headers: Record<string, string> } | null = null
-  if (caller.kind === 'anonymous') denied = { status: 401, errors: [INVALID_TOKEN], headers: { 'www-authenticate': CHALLENGES.bearer } }
-  else if (!entry) denied = { status: 404, errors: ['project not found'], headers: {} }
-  else if (!callerMay(caller, projectId, need)) denied = { status: 403, errors: ['forbidden'], headers: {} }
-  if (denied) {
-    context.rejections.count(entry && denied.status !== 404 ? projectId : null, denied.status)
-    return { ok: false, ...denied }
-  }
+  const error = refusal(caller, entry, projectId, need)
+  if (!error) return { ok: true, entry: entry!, caller }
+  const countedFor = entry ? projectId : null
+  context.rejections.count(countedFor, error.httpStatus)
+  return { ok: false, error, countedFor }
+}
+
+/** `projectAccess` for the JSON APIs: a refusal is thrown, and onError answers and counts it. */
+export async function requireAccess(context: AppContext, event: H3Event, projectId: string, need: Need): Promise<Extract<ProjectAccess, { ok: true }>> {
+  const caller = await callerOf(context, event)
+  const entry = context.workspace.get(projectId)
+  countRejections(event, entry ? projectId : null)
+  const error = refusal(caller, entry, projectId, need)
+  if (error) throw error
   return { ok: true, entry: entry!, caller }
 }
 
-/** The JSON answer of a refused ProjectAccess. */
-export function accessResponse(access: Extract<ProjectAccess, { ok: false }>): Response {
-  return errorResponse(access.status, access.errors, access.headers)
+function refusal(caller: Caller, entry: WorkspaceEntry | undefined, projectId: string, need: Need): FlowctlError | null {
+  if (caller.kind === 'anonymous') return httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': CHALLENGES.bearer } })
+  if (!entry) return httpError('PROJECT_NOT_FOUND')
+  if (!callerMay(caller, projectId, need)) return httpError('FORBIDDEN')
+  return null
 }
 
 /**

@@ -1,11 +1,14 @@
-// The h3 app of `flowctl serve`: routes in routes/*.ts, one request log line per request, and an
-// error handler that never shows a stack trace or a secret to the client.
+// The h3 app of `flowctl serve`: routes in routes/*.ts, one request log line per request, and the
+// one error handler: routes and helpers throw FlowctlError (src/errors.ts: code → status, message,
+// headers) and `errorAnswer` below renders every error answer; anything else is a logged 500 that
+// never shows a stack trace or a secret to the client.
 import { H3, HTTPError, type H3Event } from 'h3'
+import { FlowctlError, hasErrorCode, httpError } from '../errors.js'
 import type { AppContext, AppOptions } from './context.js'
 import { RateLimiter } from './rate-limit.js'
 import { ClientClosedRequest } from './body.js'
-import { RejectionCounter } from './rejections.js'
-import { errorResponse, FLOW_NOT_FOUND } from './respond.js'
+import { countRejections, RejectionCounter, rejectionsCountedFor } from './rejections.js'
+import { renderError } from './respond.js'
 import { docsAssetHandler, docsPageHandler } from './routes/docs.js'
 import { openApiHandler } from './routes/openapi.js'
 import { runHandler } from './routes/run.js'
@@ -83,29 +86,54 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   app.post('/flows/:projectId/:slug', flowFormHandler(context))
   app.get('/runs/:projectId/:runId', runPageHandler(context))
   app.post('/runs/:projectId/:runId/replay', replayFormHandler(context))
-  app.all('/**', (event) => notFound(context, event))
+  app.all('/**', (event) => {
+    throw notFound(event)
+  })
   return app
 }
 
-function notFound(context: AppContext, event: H3Event): Response {
+/** No route: a Run API path is a flow not found (counted on /status), anything else not found. */
+function notFound(event: H3Event): FlowctlError {
   if (event.url.pathname === '/api/run' || event.url.pathname.startsWith('/api/run/')) {
-    context.rejections.count(null, 404)
-    return errorResponse(404, [FLOW_NOT_FOUND])
+    countRejections(event, null)
+    return httpError('FLOW_NOT_FOUND')
   }
-  return errorResponse(404, ['not found'])
+  return httpError('NOT_FOUND')
 }
 
-/** h3's own errors (bad URL encoding, no route) keep their status; anything else is a logged 500. */
-function errorAnswer(context: AppContext, error: HTTPError, event: H3Event): Response {
-  if (!error.unhandled && error.status >= 400 && error.status < 500) {
-    if (error.status === 404) return notFound(context, event)
-    return errorResponse(error.status, [error.status === 400 ? 'bad request' : 'request rejected'])
+/**
+ * Every error answer. A FlowctlError thrown by a route is rendered from the catalog (and counted on
+ * /status when the route counts its refusals); h3's own errors (no route, a malformed escape) keep
+ * their status; anything else is a 500 `internal error`, logged once without the request's headers
+ * or body.
+ */
+function errorAnswer(context: AppContext, error: HTTPError, event: H3Event): string {
+  let known = knownError(error, event)
+  if (!known) {
+    const cause = error.cause instanceof Error ? error.cause : error
+    context.log(`error ${event.req.method} ${event.url.pathname}: ${cause.name}: ${cause.message}`, true)
+    known = new FlowctlError('INTERNAL')
   }
-  const cause = error.cause instanceof Error ? error.cause : error
+  const countedFor = rejectionsCountedFor(event)
+  if (countedFor !== undefined && known.code !== 'INTERNAL') context.rejections.count(countedFor, known.httpStatus)
+  const text = renderError(event, known)
+  // HEAD answers as GET would, without the body: Content-Length tells the GET body's size.
+  if (event.req.method === 'HEAD') event.res.headers.set('content-length', String(Buffer.byteLength(text)))
+  return text
+}
+
+/** The FlowctlError an error stands for, or null when it is unexpected (a 500). */
+function knownError(error: HTTPError, event: H3Event): FlowctlError | null {
+  const cause = error.cause
+  if (cause instanceof FlowctlError) return cause
+  // A store outage is answered 503 wherever it surfaces (also wrapped, or from the writer thread).
+  if (hasErrorCode(cause, 'STORE_UNAVAILABLE')) return httpError('STORE_UNAVAILABLE', undefined, { cause })
   // A client that hung up mid-body is no server error: a plain 400 (it will not read it anyway).
-  if (cause instanceof ClientClosedRequest) return errorResponse(400, [cause.message])
-  context.log(`error ${event.req.method} ${event.url.pathname}: ${cause.name}: ${cause.message}`, true)
-  return errorResponse(500, ['internal error'])
+  if (cause instanceof ClientClosedRequest) return httpError('BAD_REQUEST', [cause.message])
+  if (error.unhandled || error.status < 400 || error.status >= 500) return null
+  if (error.status === 404) return notFound(event)
+  // h3 itself only answers 404 and 400 (a malformed escape); no h3 helper that throws others is used.
+  return httpError('BAD_REQUEST', error.status === 400 ? undefined : ['request rejected'], { cause: error })
 }
 
 function requestLine(event: H3Event, response: Response): string {

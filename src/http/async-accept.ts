@@ -3,13 +3,14 @@
 // committed to the store's queue, and only then is 202 `{ ok: true, runId, status: "queued" }` sent
 // with `Location: /api/result/<projectId>/<runId>`. The background workers (async-runner.ts) run it.
 import type { H3Event } from 'h3'
+import { httpError } from '../errors.js'
 import { newRunId } from '../flow/engine.js'
 import { validateInputs } from '../flow/inputs.js'
 import type { RunInput } from '../model/run.js'
 import type { Flow, Project } from '../model/project.js'
 import type { Store } from '../model/store.js'
 import type { AppContext } from './context.js'
-import { sendJson, STORE_UNAVAILABLE, type HeaderPairs } from './respond.js'
+import { sendJson, type HeaderPairs } from './respond.js'
 import { logRejected } from './routes/pages.js'
 
 export interface AsyncRequest {
@@ -21,8 +22,6 @@ export interface AsyncRequest {
   input: RunInput
   /** CORS answer headers for this request, when the flow has CORS settings. */
   cors: HeaderPairs | undefined
-  /** Answers an error and counts it as rejected (the Run API's own). */
-  reject: (status: number, errors: string[]) => string
 }
 
 /** The result route of a run. */
@@ -37,16 +36,12 @@ export async function acceptAsyncRun(context: AppContext, event: H3Event, reques
   const checked = validateInputs(flow, input)
   if (!checked.ok) {
     logRejected(context, projectId, flow.slug, checked.errors)
-    return request.reject(400, checked.errors)
+    throw httpError('INPUT_INVALID', checked.errors)
   }
   const runId = newRunId()
-  try {
-    // The raw inputs: the run validates (and coerces) them again when it starts, as any run does.
-    await store.enqueueAsyncRun({ id: runId, projectId, flow: flow.slug, method: request.method, input: JSON.stringify(input), receivedAt: new Date().toISOString() })
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'STORE_UNAVAILABLE') return request.reject(503, [STORE_UNAVAILABLE])
-    throw error
-  }
+  // The raw inputs: the run validates (and coerces) them again when it starts, as any run does.
+  // A store outage throws STORE_UNAVAILABLE, which onError answers 503.
+  await store.enqueueAsyncRun({ id: runId, projectId, flow: flow.slug, method: request.method, input: JSON.stringify(input), receivedAt: new Date().toISOString() })
   context.options.asyncQueued?.(projectId)
   const location = resultPath(projectId, runId)
   const cors = request.cors && 'access-control-allow-origin' in request.cors ? { ...request.cors, 'access-control-expose-headers': 'X-Run-Id, Location' } : request.cors

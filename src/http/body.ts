@@ -3,9 +3,13 @@
 // nesting depth bounded before parsing, and keys that could pollute prototypes dropped. Under `flowctl serve` the Node
 // request is read directly: a web stream over it costs more than the rest of a small run.
 import type { IncomingMessage } from 'node:http'
+import type { ErrorCode } from '../errors.js'
 import type { BodyType } from '../model/project.js'
 
 export const MAX_JSON_DEPTH = 256
+
+/** The catalog's code (src/errors.ts) of each refusal status below. */
+export const BODY_ERROR_CODES = { 400: 'INPUT_INVALID', 413: 'BODY_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' } as const satisfies Record<400 | 413 | 415, ErrorCode>
 
 export type BodyResult = { ok: true; body: unknown } | { ok: false; status: 400 | 413 | 415; error: string }
 

@@ -6,6 +6,7 @@
 // A run that fails (500) releases its key instead of storing the failure: see README, Choices.
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
+import { httpError, type FlowctlError } from '../errors.js'
 import type { IdempotencySettings } from '../project/guard-settings.js'
 import { canonicalJson } from '../store/filter-sql.js'
 import type { StoredResponse } from '../model/guard-types.js'
@@ -32,7 +33,8 @@ export interface IdempotencyRequest {
 }
 
 export type IdempotencyStep =
-  | { kind: 'reject'; status: 400 | 409 | 422; errors: string[]; headers?: HeaderPairs }
+  /** A key refused (400, 409 or 422); the caller throws the error once it let go of its store work. */
+  | { kind: 'reject'; error: FlowctlError }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'claimed'; claim: IdempotencyClaimHandle }
 
@@ -47,7 +49,7 @@ export interface IdempotencyClaimHandle {
 export async function claimIdempotency(request: IdempotencyRequest): Promise<IdempotencyStep> {
   const { store, projectId, flow, settings, key } = request
   if (key.length > MAX_KEY_LENGTH) {
-    return { kind: 'reject', status: 400, errors: [`header/${settings.header}: must be at most ${MAX_KEY_LENGTH} characters`] }
+    return { kind: 'reject', error: httpError('INPUT_INVALID', [`header/${settings.header}: must be at most ${MAX_KEY_LENGTH} characters`]) }
   }
   const claim = await store.guards.claimIdempotencyKey({
     projectId,
@@ -59,9 +61,9 @@ export async function claimIdempotency(request: IdempotencyRequest): Promise<Ide
   })
   switch (claim.kind) {
     case 'mismatch':
-      return { kind: 'reject', status: 422, errors: [`${settings.header} was already used with a different request`] }
+      return { kind: 'reject', error: httpError('IDEMPOTENCY_MISMATCH', [`${settings.header} was already used with a different request`]) }
     case 'in-flight':
-      return { kind: 'reject', status: 409, errors: [`a request with this ${settings.header} is still running`], headers: { 'retry-after': '1' } }
+      return { kind: 'reject', error: httpError('IDEMPOTENCY_IN_PROGRESS', [`a request with this ${settings.header} is still running`], { headers: { 'retry-after': '1' } }) }
     case 'replay':
       return { kind: 'replay', response: claim.response }
     case 'claimed': {

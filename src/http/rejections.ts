@@ -1,7 +1,25 @@
 // Requests rejected before a run (401, 400, 404, 405, 413, 415, 429, 503), counted by status per
-// project for /status. Requests naming no known project go to one shared bucket.
+// project for /status. A route says once which project its refusals count for (`countRejections`);
+// the `onError` of app.ts counts each FlowctlError it renders for such a request. Requests naming
+// no known project go to one shared bucket; routes that never call it count nothing.
+import type { H3Event } from 'h3'
 
 export const UNKNOWN_PROJECT = '(unknown project)'
+
+const COUNTED_FOR = Symbol('flowctl.rejectionsCountedFor')
+
+/**
+ * Errors thrown from now on in this request are counted for `projectId` (null: the unknown bucket;
+ * undefined: no longer counted).
+ */
+export function countRejections(event: H3Event, projectId: string | null | undefined): void {
+  ;(event.context as Record<symbol, string | null | undefined>)[COUNTED_FOR] = projectId
+}
+
+/** The project a refusal of this request counts for; undefined when the route does not count. */
+export function rejectionsCountedFor(event: H3Event): string | null | undefined {
+  return (event.context as Record<symbol, string | null | undefined>)[COUNTED_FOR]
+}
 
 export class RejectionCounter {
   #counts = new Map<string, Map<number, number>>()

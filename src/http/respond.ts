@@ -1,8 +1,10 @@
-// Responses built by hand: h3's HTTPError merges `status` and `message` into the body, while the
-// spec fixes exact bodies such as `{ ok: false, errors: ["flow not found"] }`.
+// Answers of the server. Successes are built here by hand; every error answer is a thrown
+// FlowctlError (src/errors.ts) that `renderError` turns into the exact body the spec fixes,
+// `{ ok: false, errors: [...] }` (plus the error's `fields`), with the error's headers.
 // The Run API answers through `sendJson`: status and headers go on `event.res` and the body is
 // returned as text, so h3 builds srvx's light response instead of a web Response with a stream.
 import type { H3Event } from 'h3'
+import type { FlowctlError } from '../errors.js'
 import { capErrorList } from '../flow/reason.js'
 
 export type HeaderPairs = Record<string, string>
@@ -29,14 +31,14 @@ export function sendJson(event: H3Event, status: number, body: unknown, headers?
   return text
 }
 
-/** `{ ok: false, errors }` through `sendJson`; at most 20 errors, then "… and N more" (SPEC §17). */
-export function sendError(event: H3Event, status: number, errors: string[], headers?: HeaderPairs): string {
-  return sendJson(event, status, { ok: false, errors: capErrorList(errors) }, headers)
-}
-
-/** `{ ok: false, errors }` with the given status (the list capped as in `sendError`). */
-export function errorResponse(status: number, errors: string[], headers: HeaderPairs = {}, extra: Record<string, unknown> = {}): Response {
-  return jsonResponse(status, { ok: false, errors: capErrorList(errors), ...extra }, headers)
+/**
+ * The answer of a thrown FlowctlError, written onto `event.res` (headers a route set before
+ * throwing, such as a flow's CORS answer, stay): `{ ok: false, errors, ...fields }` with at most 20
+ * errors, then "… and N more" (SPEC §17), and the error's own headers.
+ */
+export function renderError(event: H3Event, error: FlowctlError): string {
+  const body = error.fields ? { ok: false, errors: capErrorList(error.errors), ...error.fields } : { ok: false, errors: capErrorList(error.errors) }
+  return sendJson(event, error.httpStatus, body, error.headers)
 }
 
 export function htmlResponse(status: number, html: string, headers: HeaderPairs = {}): Response {
@@ -47,7 +49,3 @@ export function htmlResponse(status: number, html: string, headers: HeaderPairs 
   for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
   return response
 }
-
-export const INVALID_TOKEN = 'invalid token'
-export const FLOW_NOT_FOUND = 'flow not found'
-export const STORE_UNAVAILABLE = 'store unavailable'

@@ -3,14 +3,13 @@
 // calls `enterRunGuards` before the engine and `settle` or `release` after it; flows without either
 // setting pay one property read.
 import type { H3Event } from 'h3'
+import { FlowctlError, httpError } from '../errors.js'
 import { acquireFlowSlot, type FlowSlot } from '../flow/concurrency.js'
 import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
 import type { Flow, Project, StartInfo } from '../model/project.js'
 import type { Store } from '../model/store.js'
 import { capturedResponse, claimIdempotency, replayedResponse, type IdempotencyClaimHandle } from './idempotency.js'
-import { STORE_UNAVAILABLE, type HeaderPairs } from './respond.js'
-
-export const FLOW_BUSY = 'flow busy'
+import type { HeaderPairs } from './respond.js'
 
 export interface RunGuardRequest {
   store: Store
@@ -28,7 +27,6 @@ export interface RunGuardRequest {
 export type GuardEntry =
   | { kind: 'pass'; guards: RunGuards }
   | { kind: 'replay'; response: Response }
-  | { kind: 'reject'; status: number; errors: string[]; headers?: HeaderPairs }
 
 export interface RunGuards {
   /** After a run with an answer: frees the slot, stores the answer (or, for a failed run, frees the key). */
@@ -40,6 +38,7 @@ export interface RunGuards {
 const NO_GUARDS: RunGuards = { settle: async (_event, answer) => answer, release: async () => {} }
 const PASS: GuardEntry = { kind: 'pass', guards: NO_GUARDS }
 
+/** Throws a FlowctlError for a refusal: 400/409/422 (key), 429 FLOW_BUSY, 503 (store). */
 export async function enterRunGuards(event: H3Event, request: RunGuardRequest): Promise<GuardEntry> {
   const { start } = request
   const idempotency = idempotencyOf(start)
@@ -57,22 +56,22 @@ export async function enterRunGuards(event: H3Event, request: RunGuardRequest): 
         store, projectId, flow: flow.slug, settings: idempotency, key, method: request.method,
         target: event.url.pathname + event.url.search, body: request.body, runTimeoutMs,
       })
-      if (step.kind === 'reject') return step
+      if (step.kind === 'reject') throw step.error
       if (step.kind === 'replay') return { kind: 'replay', response: replayedResponse(step.response, request.cors) }
       claim = step.claim
     }
     let slot: FlowSlot | null = null
     if (concurrency) {
       slot = await acquireFlowSlot(store, projectId, flow.slug, concurrency, runTimeoutMs, runTimeoutMs, request.signal)
-      if (!slot) {
-        await claim?.release()
-        return { kind: 'reject', status: 429, errors: [FLOW_BUSY], headers: { 'retry-after': '1' } }
-      }
+      // The catch below frees the key.
+      if (!slot) throw httpError('FLOW_BUSY', undefined, { headers: { 'retry-after': '1' } })
     }
     return { kind: 'pass', guards: guardsOf(claim, slot) }
-  } catch {
+  } catch (error) {
     await claim?.release().catch(() => {})
-    return { kind: 'reject', status: 503, errors: [STORE_UNAVAILABLE] }
+    if (error instanceof FlowctlError && error.code !== 'STORE_UNAVAILABLE') throw error
+    // Whatever the store threw, the guards could not be checked: the run is refused with 503.
+    throw httpError('STORE_UNAVAILABLE', undefined, { cause: error })
   }
 }
 

@@ -13,7 +13,8 @@ import { generateOpenApi } from '../../openapi/generate.js'
 import { isLoopbackRequest } from '../access.js'
 import { requestOrigin } from '../client.js'
 import { html, inlineJson, SafeHtml } from '../html.js'
-import { errorResponse, htmlResponse } from '../respond.js'
+import { httpError } from '../../errors.js'
+import { htmlResponse } from '../respond.js'
 
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
@@ -49,7 +50,7 @@ export function docsAssetHandler() {
   return async (event: H3Event): Promise<Response> => {
     const name = getRouterParam(event, 'file') ?? ''
     const type = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
-    if (!type) return errorResponse(404, ['not found'])
+    if (!type) throw httpError('NOT_FOUND')
     let content = assetCache.get(name)
     if (!content) {
       content = await readFile(join(swaggerDir(), name))
@@ -125,7 +126,7 @@ export function docsPageHandler(context: AppContext) {
   return (event: H3Event): Response => {
     const projectId = getRouterParam(event, 'projectId') ?? ''
     const entry = context.workspace.get(projectId)
-    if (!entry) return errorResponse(404, ['project not found'])
+    if (!entry) throw httpError('PROJECT_NOT_FOUND')
     const embedded = isLoopbackRequest(context, event)
       ? embeddedDocument(generateOpenApi(entry.project, { serverUrl: requestOrigin(event, context.options) }))
       : new SafeHtml('')

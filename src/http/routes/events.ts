@@ -3,11 +3,12 @@
 // gets every project's events; a signed-in user those of the projects they may read; anyone else
 // 401. A comment line every 25 s keeps proxies from closing an idle stream.
 import type { H3Event } from 'h3'
+import { httpError } from '../../errors.js'
 import { callerMay, callerOf } from '../access.js'
 import type { AppContext } from '../context.js'
 import type { ServerEvent } from '../events.js'
-import { errorResponse, INVALID_TOKEN } from '../respond.js'
 import { CHALLENGES } from '../authorization.js'
+import { countRejections } from '../rejections.js'
 
 const KEEPALIVE_MS = 25_000
 
@@ -15,8 +16,8 @@ export function eventsHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
     const caller = await callerOf(context, event)
     if (caller.kind === 'anonymous') {
-      context.rejections.count(null, 401)
-      return errorResponse(401, [INVALID_TOKEN], { 'www-authenticate': CHALLENGES.bearer })
+      countRejections(event, null)
+      throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': CHALLENGES.bearer } })
     }
     const encoder = new TextEncoder()
     let stop = () => {}

@@ -4,13 +4,12 @@ import { generateOpenApi } from '../../openapi/generate.js'
 import { requestOrigin } from '../client.js'
 import type { AppContext } from '../context.js'
 import { jsonResponse } from '../respond.js'
-import { checkReadAccess } from './read-access.js'
+import { requireReadAccess } from './read-access.js'
 
 export function openApiHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
-    const access = await checkReadAccess(context, event, getRouterParam(event, 'projectId') ?? '')
-    if (!access.ok) return access.response
-    const document = generateOpenApi(access.entry.project, { serverUrl: requestOrigin(event, context.options) })
+    const entry = await requireReadAccess(context, event, getRouterParam(event, 'projectId') ?? '')
+    const document = generateOpenApi(entry.project, { serverUrl: requestOrigin(event, context.options) })
     return jsonResponse(200, document, { 'cache-control': 'no-store' })
   }
 }

@@ -3,14 +3,14 @@
 // `POST /runs/<projectId>/<runId>/replay` (its Replay button). Reading needs a loopback request or
 // the viewer role; running and replaying need a loopback request or the editor or owner role.
 import { getRouterParam, type H3Event } from 'h3'
-import { isFlowctlError } from '../../errors.js'
+import { httpError, isFlowctlError } from '../../errors.js'
 import { capErrorList } from '../../flow/reason.js'
 import { replayRun } from '../../flow/replay.js'
 import { readRequestText } from '../body.js'
-import { accessResponse, callerOf, isCrossSite, projectAccess, readableEntries, type Need, type ProjectAccess } from '../access.js'
+import { callerOf, isCrossSite, projectAccess, readableEntries, type Need, type ProjectAccess } from '../access.js'
 import type { AppContext } from '../context.js'
 import { html } from '../html.js'
-import { errorResponse, jsonResponse, STORE_UNAVAILABLE } from '../respond.js'
+import { jsonResponse } from '../respond.js'
 import { buildStatus } from '../status-data.js'
 import { renderDashboard } from '../pages/dashboard.js'
 import { renderFlowPage } from '../pages/flow-page.js'
@@ -41,8 +41,9 @@ function refusalPage(access: Extract<ProjectAccess, { ok: false }>): Response {
     403: 'Your user has no role on this project that allows this.',
     404: 'This server has no such project.',
   }
-  const response = messagePage(access.status, access.status === 401 ? 'Sign-in needed' : access.status === 403 ? 'Not allowed' : 'Not found', reasons[access.status] ?? access.errors.join(', '))
-  for (const [name, value] of Object.entries(access.headers)) response.headers.set(name, value)
+  const { httpStatus, errors, headers } = access.error
+  const response = messagePage(httpStatus, httpStatus === 401 ? 'Sign-in needed' : httpStatus === 403 ? 'Not allowed' : 'Not found', reasons[httpStatus] ?? errors.join(', '))
+  for (const [name, value] of Object.entries(headers ?? {})) response.headers.set(name, value)
   return response
 }
 
@@ -65,16 +66,22 @@ export function flowFormHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
     const wantsJson = (event.req.headers.get('accept') ?? '').includes('application/json')
     const access = await pageAccess(context, event, 'run')
-    if (!access.ok) return wantsJson ? accessResponse(access) : refusalPage(access)
-    if (isCrossSite(event)) return errorResponse(403, ['cross-site request refused'])
+    if (!access.ok) {
+      if (wantsJson) throw access.error
+      return refusalPage(access)
+    }
+    if (isCrossSite(event)) throw httpError('FORBIDDEN', ['cross-site request refused'])
     const { project } = access.entry
     const projectId = project.settings.projectId
     const flow = project.flows.get(getRouterParam(event, 'slug') ?? '')
-    if (!flow?.start) return wantsJson ? errorResponse(404, ['flow not found']) : messagePage(404, 'Not found', 'This flow cannot be run from here.')
+    if (!flow?.start) {
+      if (wantsJson) throw httpError('FLOW_NOT_FOUND')
+      return messagePage(404, 'Not found', 'This flow cannot be run from here.')
+    }
     const text = await readRequestText(event, project.settings.limits.bodyLimitBytes)
-    if (text === null) return errorResponse(413, ['request body too large'])
+    if (text === null) throw httpError('BODY_TOO_LARGE')
     const store = await context.workspace.storeFor(projectId)
-    if (!store) return errorResponse(503, [STORE_UNAVAILABLE])
+    if (!store) throw httpError('STORE_UNAVAILABLE')
     const fields = readFormFields(text)
     const answer = await runFromForm({ project, flow, store, fields, signal: context.options.signal })
     if (answer.status === 400) logRejected(context, projectId, flow.slug, answer.errors ?? [])

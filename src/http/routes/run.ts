@@ -5,21 +5,22 @@
 // An async Start (`respond: async`) validates and queues the run instead, answering 202 (async-accept.ts).
 import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
+import { hasErrorCode, httpError } from '../../errors.js'
 import { runFlow } from '../../flow/engine.js'
 import { maskValue } from '../../flow/mask.js'
 import type { RunInput, RunOutcome } from '../../model/run.js'
 import type { BodyType, Flow, Project, StartInfo } from '../../model/project.js'
 import { acceptAsyncRun } from '../async-accept.js'
 import { checkRunAuth } from '../auth.js'
-import { isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
+import { BODY_ERROR_CODES, isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
 import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
 import { isLoopbackRequest } from '../access.js'
 import { clientIp, isLoopback } from '../client.js'
 import type { AppContext } from '../context.js'
 import { noteStoreBack, noteStoreOutage } from '../store-outage.js'
-import { FLOW_NOT_FOUND, INVALID_TOKEN, sendError, sendJson, STORE_UNAVAILABLE, type HeaderPairs } from '../respond.js'
+import { countRejections } from '../rejections.js'
+import { sendJson, type HeaderPairs } from '../respond.js'
 import { isDangerousKey, parseRunPath, queryRecord } from '../run-path.js'
-import { guardStore, isStoreWriteError } from '../store-guard.js'
 import { clusterRateDecision } from '../cluster-rate-limit.js'
 import { enterRunGuards } from '../run-guards.js'
 import { logRejected } from './pages.js'
@@ -28,9 +29,10 @@ import { logRejected } from './pages.js'
 const TRANSPORT_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade'])
 
 export function runHandler(context: AppContext) {
-  const { workspace, rejections, rateLimiter, options } = context
+  const { workspace, rateLimiter, options } = context
 
   // Answers are text with status and headers on event.res (see respond.ts); only bodiless ones are Responses.
+  // Refusals are thrown (FlowctlError) and answered by app.ts's onError, counted for the project on /status.
   return async (event: H3Event): Promise<Response | string> => {
     const answer = await runRoute(event)
     // HEAD answers as GET would, without the body.
@@ -38,31 +40,25 @@ export function runHandler(context: AppContext) {
   }
 
   async function runRoute(event: H3Event): Promise<Response | string> {
-    let cors: HeaderPairs | undefined
-    const reject = (projectId: string | null, status: number, errors: string[], headers?: HeaderPairs) => {
-      rejections.count(projectId, status)
-      return sendError(event, status, errors, cors ? { ...cors, ...headers } : headers)
-    }
-
+    countRejections(event, null)
     const path = parseRunPath(event.url.pathname)
     const entry = path ? workspace.get(path.projectId) : undefined
-    if (!path || !entry) return reject(null, 404, [FLOW_NOT_FOUND])
+    if (!path || !entry) throw httpError('FLOW_NOT_FOUND')
     const { project } = entry
     const projectId = project.settings.projectId
+    countRejections(event, projectId)
     const flow = project.flows.get(path.slug)
     const start = flow?.start
     if (!flow || !start || !start.http || start.pathParams.length !== path.params.length) {
       // A flow whose file failed to load is named to local callers (as /status does), beside the spec's body.
       const hint = flow ? undefined : isLoopback(clientIp(event, options)) ? brokenFlowHint(project, path.slug) : undefined
-      if (!hint) return reject(projectId, 404, [FLOW_NOT_FOUND])
-      rejections.count(projectId, 404)
-      return sendJson(event, 404, { ok: false, errors: [FLOW_NOT_FOUND], hint })
+      throw httpError('FLOW_NOT_FOUND', undefined, hint ? { fields: { hint } } : {})
     }
 
     const headers = event.req.headers
     const flowCorsSettings = flowCors(project, start)
     const origin = flowCorsSettings ? headers.get('origin') : null
-    if (flowCorsSettings) cors = corsHeaders(flowCorsSettings, origin)
+    const cors = flowCorsSettings ? corsHeaders(flowCorsSettings, origin) : undefined
 
     const method = event.req.method.toUpperCase()
     if (method === 'OPTIONS') {
@@ -70,15 +66,17 @@ export function runHandler(context: AppContext) {
       const preflight = flowCorsSettings && headers.has('access-control-request-method') ? preflightHeaders(flowCorsSettings, origin, allowed) : null
       return new Response(null, { status: 204, headers: preflight ?? { allow: `${allowed}, OPTIONS`, ...cors } })
     }
+    // From here on every answer, refusals too, carries the flow's CORS headers.
+    if (cors) for (const name in cors) event.res.headers.set(name, cors[name]!)
     const isHead = method === 'HEAD' && start.method === 'get'
-    if (!isHead && method !== allowedMethod(start)) return reject(projectId, 405, ['method not allowed'], { allow: `${allowedMethods(start)}, OPTIONS` })
+    if (!isHead && method !== allowedMethod(start)) throw httpError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: `${allowedMethods(start)}, OPTIONS` } })
 
     const ip = clientIp(event, options)
     const perMinute = project.settings.limits.runsPerMinutePerIp
     // `cluster`: one budget for every instance on the store (SPEC §12); null: the store is unreachable.
     const rate = project.settings.rateLimitScope === 'cluster' ? await clusterRateDecision(await workspace.storeFor(projectId), projectId, ip, perMinute) : rateLimiter.hit(projectId, ip, perMinute)
-    if (!rate) return reject(projectId, 503, [STORE_UNAVAILABLE])
-    if (!rate.allowed) return reject(projectId, 429, ['rate limit exceeded'], { 'retry-after': String(rate.retryAfterSeconds) })
+    if (!rate) throw httpError('STORE_UNAVAILABLE')
+    if (!rate.allowed) throw httpError('RATE_LIMITED', undefined, { headers: { 'retry-after': String(rate.retryAfterSeconds) } })
 
     // A signature covers the raw bytes, so an hmac flow reads them (413) before the auth check.
     const readsBody = start.inputs.body !== undefined || (method !== 'GET' && !isHead)
@@ -87,11 +85,11 @@ export function runHandler(context: AppContext) {
     let bytes: Uint8Array | undefined
     if (start.auth?.type === 'hmac' && readsBody) {
       const read = await readBodyBytes(event.req, limit, nodeRequest)
-      if (!read.ok) return reject(projectId, read.status, [read.error])
+      if (!read.ok) throw httpError(BODY_ERROR_CODES[read.status], [read.error])
       bytes = read.bytes
     }
     const auth = checkRunAuth(start.auth, headers, project.secrets, bytes)
-    if (!auth.ok) return reject(projectId, 401, [INVALID_TOKEN], { 'www-authenticate': auth.challenge })
+    if (!auth.ok) throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': auth.challenge } })
 
     let body: unknown
     let bodyType: BodyType | undefined
@@ -99,7 +97,7 @@ export function runHandler(context: AppContext) {
       const read = bytes ? parseBody(bytes, headers.get('content-type'), start.accept) : await readRequestBody(event.req, limit, start.accept, nodeRequest)
       if (!read.ok) {
         if (read.status === 400) logRejected(context, projectId, flow.slug, [read.error])
-        return reject(projectId, read.status, [read.error])
+        throw httpError(BODY_ERROR_CODES[read.status], [read.error])
       }
       body = read.body
       if (read.type) bodyType = read.type
@@ -108,7 +106,7 @@ export function runHandler(context: AppContext) {
     const store = await workspace.storeFor(projectId)
     if (!store) {
       noteStoreOutage(context, project, workspace.get(projectId)?.storeError ?? 'not open')
-      return reject(projectId, 503, [STORE_UNAVAILABLE])
+      throw httpError('STORE_UNAVAILABLE')
     }
 
     // Most calls carry no query string: skip building URLSearchParams for them.
@@ -118,7 +116,7 @@ export function runHandler(context: AppContext) {
     const rawTraceFlag = searchParams?.get('_trace') ?? null
     const traceFlag = rawTraceFlag !== null && traceAllowed(context, event, project) ? rawTraceFlag : null
     if (traceFlag !== null && !TRACE_VALUES.has(traceFlag)) {
-      return reject(projectId, 400, [`query/_trace: must be 1 or true (0 or false to turn it off), got "${traceFlag.slice(0, 20)}"`])
+      throw httpError('INPUT_INVALID', [`query/_trace: must be 1 or true (0 or false to turn it off), got "${traceFlag.slice(0, 20)}"`])
     }
     const trace = traceFlag === '1' || traceFlag === 'true'
     const pathValues: Record<string, string> = {}
@@ -136,32 +134,35 @@ export function runHandler(context: AppContext) {
     // Async runs (SPEC §12): an idempotency key replays the 202 of the first request (same run id).
     if (start.respond === 'async') {
       const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, cors, concurrency: false })
-      if (guarded.kind === 'reject') return reject(projectId, guarded.status, guarded.errors, guarded.headers)
       if (guarded.kind === 'replay') return guarded.response
-      const answer = await acceptAsyncRun(context, event, { project, flow, store, method, input, cors, reject: (status, errors) => reject(projectId, status, errors) })
-      return guarded.guards.settle(event, answer, event.res.status !== 202)
+      let answer: string
+      try {
+        answer = await acceptAsyncRun(context, event, { project, flow, store, method, input, cors })
+      } catch (error) {
+        // No 202 (invalid input, store down): the key is freed, so the sender's retry is taken again.
+        await guarded.guards.release()
+        throw error
+      }
+      return guarded.guards.settle(event, answer, false)
     }
     // Idempotency key and concurrency slot (SPEC §12): a replay, 409, 422 or 429 runs nothing.
     const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, cors, signal: options.signal })
-    if (guarded.kind === 'reject') return reject(projectId, guarded.status, guarded.errors, guarded.headers)
     if (guarded.kind === 'replay') return guarded.response
     const { guards } = guarded
     let outcome: RunOutcome
     try {
-      outcome = await runFlow({ project, flow, store: guardStore(store), trigger: 'http', method, input, trace, signal: options.signal })
+      outcome = await runFlow({ project, flow, store, trigger: 'http', method, input, trace, signal: options.signal })
     } catch (error) {
       await guards.release()
-      if (isStoreWriteError(error)) {
-        noteStoreOutage(context, project, error)
-        return reject(projectId, 503, [STORE_UNAVAILABLE])
-      }
+      // The store could not record the run (it throws STORE_UNAVAILABLE): onError answers 503.
+      if (hasErrorCode(error, 'STORE_UNAVAILABLE')) noteStoreOutage(context, project, error)
       throw error
     }
     noteStoreBack(context, projectId)
     if (outcome.kind === 'invalid') {
       await guards.release()
       logRejected(context, projectId, flow.slug, outcome.errors)
-      return reject(projectId, 400, outcome.errors)
+      throw httpError('INPUT_INVALID', outcome.errors)
     }
     return guards.settle(event, outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors), outcome.kind === 'failed')
   }

@@ -1,10 +1,12 @@
 // `POST|GET /api/cron/tick`: one scheduler tick over every project of the workspace, behind
 // CRON_SECRET (as `Authorization: Bearer <secret>` or `x-cron-secret`). No secret, nothing runs.
 import type { H3Event } from 'h3'
+import { httpError } from '../../errors.js'
 import { secretEquals } from '../auth.js'
 import { clientIp } from '../client.js'
 import type { AppContext } from '../context.js'
-import { errorResponse, INVALID_TOKEN, jsonResponse } from '../respond.js'
+import { countRejections } from '../rejections.js'
+import { jsonResponse } from '../respond.js'
 import { tickWorkspace } from '../tick-workspace.js'
 import { authorizationCredentials, CHALLENGES } from '../authorization.js'
 
@@ -17,15 +19,16 @@ export function tickHandler(context: AppContext) {
     // A client that keeps guessing is refused before its guess is even compared.
     const ip = clientIp(event, context.options)
     const throttled = context.tickFailures.check('tick', ip, TICK_FAILURES_PER_WINDOW)
+    countRejections(event, null)
     if (!throttled.allowed) {
-      context.rejections.count(null, 429)
-      return errorResponse(429, ['too many failed tick secrets; wait and retry'], { 'retry-after': String(throttled.retryAfterSeconds) })
+      throw httpError('RATE_LIMITED', ['too many failed tick secrets; wait and retry'], { headers: { 'retry-after': String(throttled.retryAfterSeconds) } })
     }
     if (!cronSecretMatches(event.req.headers, context.options.cronSecret)) {
       context.tickFailures.hit('tick', ip, TICK_FAILURES_PER_WINDOW)
-      context.rejections.count(null, 401)
-      return errorResponse(401, [INVALID_TOKEN], { 'www-authenticate': CHALLENGES.cron })
+      throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': CHALLENGES.cron } })
     }
+    // A tick that throws is a 500, not a refusal of the caller.
+    countRejections(event, undefined)
     const summary = await tickWorkspace(context.workspace, new Date(), (line) => context.log(line, true))
     return jsonResponse(200, summary, { 'cache-control': 'no-store' })
   }
