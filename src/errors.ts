@@ -35,8 +35,11 @@ export const ERROR_CATALOG = {
   REPLAY_UNAVAILABLE: { httpStatus: 409, exitCode: 1, message: 'replay unavailable' },
   /** An idempotency key whose first request is still running; carries `Retry-After`. */
   IDEMPOTENCY_IN_PROGRESS: { httpStatus: 409, exitCode: 1, message: 'a request with this key is still running' },
-  /** Something already there stops the command: a flowctl.yaml, a user of that name, a held lock. */
-  ALREADY_EXISTS: { httpStatus: 409, exitCode: 1, message: 'already exists' },
+  /**
+   * Something already there stops the command: a flowctl.yaml (`init`), a user of that name, the
+   * users file locked by another command. Exit 2, as the command must be given differently.
+   */
+  CONFLICT: { httpStatus: 409, exitCode: 2, message: 'conflict' },
   /** The body is larger than `limits.bodyLimitBytes`. */
   BODY_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body too large' },
   /** A Content-Type the Start's `accept` does not list. */

@@ -1,8 +1,10 @@
 // The CLI entry: commander, global flags, one file per command, and the single place where
-// errors become messages and exit codes (0 success, 1 failed run or check, 2 usage error).
+// errors become messages and exit codes: every FlowctlError exits with its code's `exitCode` from
+// the catalog in src/errors.ts (0 success, 1 failed run or check, 2 usage error).
+// Only bin/flowctl.js, the process's entry point, calls process.exit with what `main` resolves to.
 import { Command, CommanderError } from 'commander'
 import { readFileSync } from 'node:fs'
-import { FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
+import { ERROR_CATALOG, FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
 import { defineBackfillCommand } from './backfill.js'
 import type { CommandContext } from './context.js'
 import { defineDocumentsCommand } from './documents.js'
@@ -83,7 +85,7 @@ function reportError(error: unknown, context: CommandContext): number {
   if (error instanceof CommanderError) {
     // --help and --version end here with exit code 0; a bad flag or argument is a usage error.
     if (error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0
-    return 2
+    return ERROR_CATALOG.USAGE.exitCode
   }
   if (isFlowctlError(error)) {
     if (output.json) {
@@ -99,7 +101,7 @@ function reportError(error: unknown, context: CommandContext): number {
   output.error(output.color.red(`error: ${message}`))
   if (context.debug && error instanceof Error && error.stack) output.error(error.stack)
   else output.error('(run again with --debug for details)')
-  return 1
+  return ERROR_CATALOG.INTERNAL.exitCode
 }
 
 export { FlowctlError }

@@ -51,7 +51,7 @@ async function readBodySource(context: CommandContext, text: string | undefined)
     try {
       source = await readFile(resolve(context.cwd, origin), 'utf8')
     } catch {
-      throw new FlowctlError('USAGE', `cannot read the body file ${origin}`)
+      throw new FlowctlError('IO_FAILED', `cannot read the body file ${origin}`)
     }
   }
   return { source, origin }

@@ -66,7 +66,7 @@ export async function createProjectFromTemplate(
   options: { projectId?: string; name?: string },
 ): Promise<InitResult> {
   if (await exists(join(target, 'flowctl.yaml'))) {
-    throw new FlowctlError('USAGE', `${target} already has a flowctl.yaml; nothing was written`)
+    throw new FlowctlError('CONFLICT', `${target} already has a flowctl.yaml; nothing was written`)
   }
   const folderName = basename(target)
   const projectId = options.projectId ?? (slugify(folderName) || 'my-project')

@@ -134,7 +134,7 @@ async function writeJunit(context: CommandContext, pass: Extract<TestPass, { kin
     await mkdir(dirname(target), { recursive: true })
     await writeFile(target, xml.endsWith('\n') ? xml : `${xml}\n`)
   } catch (error) {
-    throw new FlowctlError('USAGE', `cannot write the JUnit report to ${out}: ${(error as Error).message}`)
+    throw new FlowctlError('IO_FAILED', `cannot write the JUnit report to ${out}: ${(error as Error).message}`, { cause: error })
   }
   if (!context.output.json) context.output.line(context.output.color.dim(`JUnit report written to ${out}`))
 }

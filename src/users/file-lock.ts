@@ -20,7 +20,7 @@ export async function withFileLock<T>(file: string, action: () => Promise<T>): P
       continue
     }
     if (Date.now() > deadline) {
-      throw new FlowctlError('USAGE', `${file} is locked by another flowctl users command (remove ${lock} if none is running)`)
+      throw new FlowctlError('CONFLICT', `${file} is locked by another flowctl users command (remove ${lock} if none is running)`)
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
   }
@@ -42,7 +42,7 @@ async function tryCreate(lock: string): Promise<boolean> {
     return true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw new FlowctlError('USAGE', `cannot lock ${lock}: ${(error as Error).message}`, { cause: error })
+    throw new FlowctlError('IO_FAILED', `cannot lock ${lock}: ${(error as Error).message}`, { cause: error })
   }
 }
 

@@ -63,7 +63,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function invalid(file: string, problems: Problem[]): FlowctlError {
-  return new FlowctlError('USAGE', `the users file ${file} is invalid`, { problems })
+  return new FlowctlError('USERS_FILE_INVALID', `the users file ${file} is invalid`, { problems })
 }
 
 /** Where the node at `path` starts; its nearest existing parent when it is missing. */

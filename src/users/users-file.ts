@@ -24,7 +24,7 @@ export async function readUsers(file: string): Promise<UserEntry[]> {
     text = await readFile(file, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw new FlowctlError('USAGE', `cannot read the users file ${file}: ${(error as Error).message}`, { cause: error })
+    throw new FlowctlError('IO_FAILED', `cannot read the users file ${file}: ${(error as Error).message}`, { cause: error })
   }
   return parseUsersText(text, file)
 }
@@ -36,7 +36,7 @@ export async function addUser(file: string, name: string, grants: Record<string,
   }
   for (const [projectId, role] of Object.entries(grants)) checkGrant(projectId, role)
   return changeUsers(file, (users) => {
-    if (users.some((user) => user.name === name)) throw new FlowctlError('USAGE', `a user named "${name}" already exists`)
+    if (users.some((user) => user.name === name)) throw new FlowctlError('CONFLICT', `a user named "${name}" already exists`)
     const token = newToken()
     users.push({ name, tokenHash: hashToken(token), grants: { ...grants }, createdAt: new Date().toISOString() })
     return { users, result: { name, token } }
@@ -75,7 +75,7 @@ async function changeUsers<T>(file: string, change: (users: UserEntry[]) => { us
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 })
   } catch (error) {
-    throw new FlowctlError('USAGE', `cannot create the folder of the users file ${file}: ${(error as Error).message}`, { cause: error })
+    throw new FlowctlError('IO_FAILED', `cannot create the folder of the users file ${file}: ${(error as Error).message}`, { cause: error })
   }
   return withFileLock(file, async () => {
     const { users, result } = change(await readUsers(file))
@@ -110,7 +110,7 @@ export function hashToken(token: string): string {
 
 function findUser(users: UserEntry[], name: string): UserEntry {
   const user = users.find((candidate) => candidate.name === name)
-  if (!user) throw new FlowctlError('USAGE', `no user named "${name}"`)
+  if (!user) throw new FlowctlError('USER_NOT_FOUND', `no user named "${name}"`)
   return user
 }
 
@@ -132,6 +132,6 @@ async function writeUsers(file: string, users: UserEntry[]): Promise<void> {
     await rename(temp, file)
   } catch (error) {
     await rm(temp, { force: true })
-    throw new FlowctlError('USAGE', `cannot write the users file ${file}: ${(error as Error).message}`, { cause: error })
+    throw new FlowctlError('IO_FAILED', `cannot write the users file ${file}: ${(error as Error).message}`, { cause: error })
   }
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { FlowctlError } from '../../src/errors.js'
+import { FlowctlError, type ErrorCode } from '../../src/errors.js'
 import {
   addUser,
   authenticateToken,
@@ -27,13 +27,13 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-async function usageError(promise: Promise<unknown>): Promise<FlowctlError> {
+async function usageError(promise: Promise<unknown>, code: ErrorCode = 'USAGE'): Promise<FlowctlError> {
   const error = await promise.then(
     () => null,
     (e: unknown) => e,
   )
   expect(error).toBeInstanceOf(FlowctlError)
-  expect((error as FlowctlError).code).toBe('USAGE')
+  expect((error as FlowctlError).code).toBe(code)
   return error as FlowctlError
 }
 
@@ -104,14 +104,14 @@ describe('users file', () => {
 
   it('rejects duplicate and malformed names, unknown users, bad grants', async () => {
     await addUser(file, 'ada', {})
-    expect((await usageError(addUser(file, 'ada', { shop: 'viewer' }))).message).toBe('a user named "ada" already exists')
+    expect((await usageError(addUser(file, 'ada', { shop: 'viewer' }), 'CONFLICT')).message).toBe('a user named "ada" already exists')
     await usageError(addUser(file, 'bad name', {}))
     await usageError(addUser(file, '', {}))
     await usageError(addUser(file, 'eve', { Shop: 'viewer' }))
     await usageError(addUser(file, 'eve', { shop: 'admin' as 'owner' }))
-    expect((await usageError(grantUser(file, 'bob', 'shop', 'viewer'))).message).toBe('no user named "bob"')
+    expect((await usageError(grantUser(file, 'bob', 'shop', 'viewer'), 'USER_NOT_FOUND')).message).toBe('no user named "bob"')
     await usageError(grantUser(file, 'ada', 'shop', 'root' as 'owner'))
-    expect((await usageError(removeUser(file, 'bob'))).message).toBe('no user named "bob"')
+    expect((await usageError(removeUser(file, 'bob'), 'USER_NOT_FOUND')).message).toBe('no user named "bob"')
     expect((await readUsers(file)).map((u) => u.name)).toEqual(['ada'])
   })
 

@@ -5,10 +5,11 @@
 // An async Start (`respond: async`) validates and queues the run instead, answering 202 (async-accept.ts).
 import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
-import { hasErrorCode, httpError } from '../../errors.js'
+import { FlowctlError, hasErrorCode, httpError } from '../../errors.js'
 import { runFlow } from '../../flow/engine.js'
 import { maskValue } from '../../flow/mask.js'
-import type { RunInput, RunOutcome } from '../../model/run.js'
+import type { RunInput, RunOptions, RunOutcome } from '../../model/run.js'
+import type { Store } from '../../model/store.js'
 import type { BodyType, Flow, Project, StartInfo } from '../../model/project.js'
 import { acceptAsyncRun } from '../async-accept.js'
 import { checkRunAuth } from '../auth.js'
@@ -151,10 +152,11 @@ export function runHandler(context: AppContext) {
     const { guards } = guarded
     let outcome: RunOutcome
     try {
-      outcome = await runFlow({ project, flow, store, trigger: 'http', method, input, trace, signal: options.signal })
+      const recordRun = recordHistory(store, project.settings.limits.historyRuns)
+      outcome = await runFlow({ project, flow, store, trigger: 'http', method, input, trace, signal: options.signal, recordRun })
     } catch (error) {
       await guards.release()
-      // The store could not record the run (it throws STORE_UNAVAILABLE): onError answers 503.
+      // The run could not be recorded (STORE_UNAVAILABLE, see recordHistory): onError answers 503.
       if (hasErrorCode(error, 'STORE_UNAVAILABLE')) noteStoreOutage(context, project, error)
       throw error
     }
@@ -165,6 +167,22 @@ export function runHandler(context: AppContext) {
       throw httpError('INPUT_INVALID', outcome.errors)
     }
     return guards.settle(event, outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors), outcome.kind === 'failed')
+  }
+}
+
+/**
+ * The history write of a Run API call. Whatever the store throws (a closed SQLite database throws a
+ * TypeError, not STORE_UNAVAILABLE), the run was not recorded, so it is answered 503, never sent as
+ * if it had been (SPEC §5.1: a run whose response was sent is in history).
+ */
+function recordHistory(store: Store, historyCap: number): NonNullable<RunOptions['recordRun']> {
+  return async (record, details) => {
+    try {
+      await store.recordRun(record, historyCap, details)
+    } catch (error) {
+      if (hasErrorCode(error, 'STORE_UNAVAILABLE')) throw error
+      throw new FlowctlError('STORE_UNAVAILABLE', `the run could not be recorded: ${(error as Error).message}`, { cause: error })
+    }
   }
 }
 
