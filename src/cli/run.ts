@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { FlowctlError } from '../errors.js'
+import { ERROR_CATALOG, FlowctlError } from '../errors.js'
 import type { RunOutcome } from '../model/run.js'
 import { collect, flowOf, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
 import type { TraceStep } from '../model/run.js'
@@ -109,7 +109,7 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
         output.error(output.color.red('400 invalid input'))
         for (const error of outcome.errors) output.error(`  ${error}`)
       }
-      return 1
+      return ERROR_CATALOG.INPUT_INVALID.exitCode
     }
     const status = outcome.kind === 'response' ? outcome.status : 500
     const responseBody =
@@ -130,6 +130,8 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
         printSteps(output, outcome.trace.steps, '  ')
       }
     }
+    if (outcome.kind === 'failed') return ERROR_CATALOG[outcome.error === 'timeout' ? 'RUN_TIMEOUT' : 'NODE_FAILED'].exitCode
+    // An End that answers 4xx/5xx is no error of flowctl's, but the command still fails (SPEC §9).
     return status < 400 ? 0 : 1
   } finally {
     await store.close()

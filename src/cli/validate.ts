@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { ERROR_CATALOG } from '../errors.js'
 import { projectDir, type CommandContext } from './context.js'
 import { jsonFlag, projectFlag } from './flags.js'
 
@@ -29,6 +30,6 @@ export function defineValidateCommand(program: Command, context: CommandContext)
         const summary = `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`
         output.line(result.ok ? output.color.green(`ok (${summary})`) : output.color.red(`failed (${summary})`))
       }
-      context.exitCode = result.ok ? 0 : 1
+      context.exitCode = result.ok ? 0 : ERROR_CATALOG.CHECK_FAILED.exitCode
     })
 }

@@ -143,7 +143,7 @@ describe('reading a malformed users file', () => {
   async function problemsOf(text: string) {
     await mkdir(join(dir, '.flowctl'), { recursive: true })
     await writeFile(file, text)
-    const error = await usageError(readUsers(file))
+    const error = await usageError(readUsers(file), 'USERS_FILE_INVALID')
     expect(error.message).toContain(file)
     return error.problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message }))
   }
