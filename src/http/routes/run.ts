@@ -41,13 +41,12 @@ export function runHandler(context: AppContext) {
   }
 
   async function runRoute(event: H3Event): Promise<Response | string> {
-    countRejections(event, null)
     const path = parseRunPath(event.url.pathname)
     const entry = path ? workspace.get(path.projectId) : undefined
+    countRejections(event, entry ? entry.project.settings.projectId : null)
     if (!path || !entry) throw httpError('FLOW_NOT_FOUND')
     const { project } = entry
     const projectId = project.settings.projectId
-    countRejections(event, projectId)
     const flow = project.flows.get(path.slug)
     const start = flow?.start
     if (!flow || !start || !start.http || start.pathParams.length !== path.params.length) {
