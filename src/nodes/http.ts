@@ -67,6 +67,7 @@ export const httpNode: NodeKind = {
   },
   ports: () => ['out'],
   checkSettings: checkUrl,
+  sendsRequests: true,
   async execute(context) {
     const { settings } = context.node
     const method = String(settings.method ?? 'get').toUpperCase()

@@ -66,6 +66,8 @@ export interface NodeKind {
   checkSettings?(settings: Record<string, unknown>, context: SettingsCheckContext): SettingsProblem[]
   /** The slug of the flow this node runs (call, each): checked across files, followed by `flowctl test`. */
   calledFlow?(settings: Record<string, unknown>): string | null
+  /** It sends requests through `context.fetch`, so `flowctl test` mocks (keyed by node id) may answer them. */
+  sendsRequests?: boolean
   /** The flow's entry (Start): every flow has exactly one such node; `read` gives its HTTP face. */
   entry?: {
     read(node: FlowNode, context: SettingsCheckContext): { start: StartInfo; problems: SettingsProblem[] }

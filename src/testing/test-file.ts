@@ -180,7 +180,7 @@ export function flowsReachedFrom(flow: Flow, project: Project): Flow[] {
 
 function reachableHttpNodes(flow: Flow, project: Project): Set<string> {
   const ids = new Set<string>()
-  for (const reached of flowsReachedFrom(flow, project)) for (const node of reached.nodes) if (node.type === 'http') ids.add(node.id)
+  for (const reached of flowsReachedFrom(flow, project)) for (const node of reached.nodes) if (getNodeKind(node.type)?.sendsRequests) ids.add(node.id)
   return ids
 }
 
