@@ -12,8 +12,8 @@ export type * from './model/project.js'
 
 export { runFlow, newRunId } from './flow/engine.js'
 export type { NodeFetch, RunInput, RunOptions, RunOutcome, Trace, TraceStep } from './model/run.js'
-export { nodeKinds, getNodeKind } from './nodes/registry.js'
-export type { NodeContext, NodeKind, NodeResult } from './nodes/types.js'
+export { nodeKinds, getNodeKind, registerNodeKind } from './nodes/registry.js'
+export type { NodeContext, NodeKind, NodeRequestDoc, NodeResponseDoc, NodeResult, SettingsCheckContext, SettingsProblem } from './nodes/types.js'
 
 export { openStore, embeddedDatabaseFile } from './store/index.js'
 export type { Heartbeat, OutboxMessage, RunQuery, RunRecord, RunStatus, RunTrigger, Store } from './model/store.js'

@@ -13,7 +13,7 @@ import {
   type StartInputs,
 } from '../model/project.js'
 import { CORS_SCHEMA } from '../model/shapes.js'
-import type { NodeKind, SettingsCheckContext, SettingsProblem } from './types.js'
+import type { NodeKind, NodeRequestDoc, SettingsCheckContext, SettingsProblem } from './types.js'
 
 const inputSchema = { type: 'object', description: 'A JSON Schema of type object; each property is one input.' }
 
@@ -115,6 +115,7 @@ export const startNode: NodeKind = {
   noCommonSettings: true,
   literalSettings: ['inputs'],
   entry: { read: readStartInfo },
+  openapi: { request: documentedRequest },
   async execute(context) {
     return { output: context.inputs ?? {} }
   },
@@ -249,4 +250,32 @@ function headerNameProblems(schema: JsonSchema): SettingsProblem[] {
     problems.push({ path, message: `inputs.headers: ${JSON.stringify(name)} is not a valid HTTP header name (${HEADER_NAME_RULE})`, ...(declared ? { key: true } : {}) })
   }
   return problems
+}
+
+/** The operation's parameters (path, query and header inputs) and body (one media type per accepted body type). */
+function documentedRequest(start: StartInfo): NodeRequestDoc {
+  const { path, query, headers, body } = start.inputs
+  const pathProperties = propertiesOf(path)
+  const parameters: NodeRequestDoc['parameters'] = [
+    ...start.pathParams.map((name) => ({ name, in: 'path' as const, required: true, schema: pathProperties[name] })),
+    ...objectParameters(query, 'query'),
+    ...objectParameters(headers, 'header'),
+  ]
+  if (start.method === 'get') return { parameters, body: null }
+  // A text body is one string (SPEC §11).
+  if (start.accept.includes('text')) return { parameters, body: { required: body !== undefined, content: { 'text/plain': body ?? { type: 'string' } } } }
+  if (!body) return { parameters, body: null }
+  const content: Record<string, JsonSchema> = {}
+  if (start.accept.includes('json')) content['application/json'] = body
+  if (start.accept.includes('form')) content['application/x-www-form-urlencoded'] = body
+  return { parameters, body: { required: true, content } }
+}
+
+function objectParameters(schema: JsonSchema | undefined, location: 'query' | 'header'): NodeRequestDoc['parameters'] {
+  const required = new Set(Array.isArray(schema?.required) ? schema.required : [])
+  return Object.entries(propertiesOf(schema)).map(([name, property]) => ({ name, in: location, required: required.has(name), schema: property }))
+}
+
+function propertiesOf(schema: JsonSchema | undefined): Record<string, unknown> {
+  return isRecord(schema?.properties) ? schema.properties : {}
 }

@@ -76,6 +76,8 @@ export interface NodeKind {
   openapi?: {
     /** A terminating node's answer (End): its status, media type, body schema (as written) and header names. */
     response?(node: FlowNode): NodeResponseDoc
+    /** The entry node's request (Start): parameters and body, for the flow's operation. */
+    request?(start: StartInfo): NodeRequestDoc
   }
   execute(context: NodeContext): Promise<NodeResult>
 }
@@ -97,6 +99,13 @@ export interface SettingsCheckContext {
   patternProblems(schema: JsonSchema): { path: (string | number)[]; severity: 'error' | 'warning'; message: string }[]
   /** The project's CORS settings, which a Start's `cors` fields override. */
   projectCors?: CorsSettings
+}
+
+/** What an operation takes, for the OpenAPI document; schemas as written (the generator converts them). */
+export interface NodeRequestDoc {
+  parameters: { name: string; in: 'path' | 'query' | 'header'; required: boolean; schema: unknown }[]
+  /** Media type → schema of the body; null when the operation reads no body. */
+  body: { required: boolean; content: Record<string, JsonSchema> } | null
 }
 
 /** One terminating node's answer, for the OpenAPI document. */
