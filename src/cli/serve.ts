@@ -1,6 +1,6 @@
-// `flowctl serve`: load every project, open their stores, serve the h3 app through listhen, reload
-// flows on change, tick once a minute with --cron, and shut down gracefully on SIGINT/SIGTERM
-// (stop accepting, let in-flight requests finish for up to 10 s, close watchers and stores).
+// `flowctl serve`: start the serve runtime (src/serve/: projects, stores, reload, --cron), build the
+// h3 app on it, listen, and shut down gracefully on SIGINT/SIGTERM or the context's signal (stop
+// accepting, let in-flight requests finish for up to 10 s, close watchers and stores).
 // Never calls process.exit: the promise resolves after shutdown and the CLI entry sets the exit code.
 import { FlowctlError, isFlowctlError } from '../errors.js'
 import type { Project } from '../model/project.js'
