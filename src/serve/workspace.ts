@@ -86,7 +86,7 @@ export class Workspace {
     if (store) {
       // The attempt may be shared by several callers: the first one to get here records it.
       if (current?.store) return current.store
-      if (!current) {
+      if (!current || this.#stores.closed) {
         await store.close().catch(() => {})
         return null
       }
