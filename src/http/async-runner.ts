@@ -13,7 +13,7 @@ import type { RunInput, RunResponse } from '../model/run.js'
 import type { Flow, Project } from '../model/project.js'
 import { isAsyncClaimLost, type ClaimedAsyncRun } from '../model/async-runs.js'
 import type { RunDetailsText, RunRecord, Store } from '../model/store.js'
-import type { Workspace } from './workspace.js'
+import type { Workspace } from '../serve/workspace.js'
 
 export interface AsyncRunnerOptions {
   /** A claim lasts this long unless renewed (default 10 s): how soon a killed instance's runs are taken over. */
