@@ -19,8 +19,13 @@ async function killUnderLoad(env: Record<string, string>) {
   const server = spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch'], { env })
   await waitForServer(`${base}/api/status`)
 
+  // Kill at the 60th answer, not after a fixed time: on a loaded machine 1.5 s of load may hold far
+  // fewer answers, and the point is a kill while 16 clients still have requests in flight.
+  const KILL_AT = 60
   const received: string[] = []
   let stop = false
+  let reachedKillPoint!: () => void
+  const killPoint = new Promise<void>((resolve) => (reachedKillPoint = resolve))
   const client = async () => {
     while (!stop) {
       try {
@@ -31,14 +36,14 @@ async function killUnderLoad(env: Record<string, string>) {
         })
         await response.arrayBuffer()
         const runId = response.headers.get('x-run-id')
-        if (response.status === 201 && runId) received.push(runId)
+        if (response.status === 201 && runId && received.push(runId) === KILL_AT) reachedKillPoint()
       } catch {
         return // the server is gone
       }
     }
   }
   const clients = Array.from({ length: 16 }, client)
-  await new Promise((r) => setTimeout(r, 1500))
+  await Promise.race([killPoint, new Promise((r) => setTimeout(r, 60_000))])
   server.kill('SIGKILL')
   stop = true
   await Promise.all(clients)
