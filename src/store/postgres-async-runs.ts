@@ -7,6 +7,7 @@
 // clock (now()), so instances with skewed clocks agree.
 import { ASYNC_RESULT_RETENTION_MS, AsyncClaimLost, claimedRuns, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
 import type { RunDetailsText, RunRecord } from '../model/store.js'
+import { insertDocumentsCte, pushDocumentColumns, type PgDocumentRow } from './postgres-sql.js'
 
 type Query = <Row extends Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 
@@ -28,7 +29,8 @@ export const ASYNC_SQL = {
   release: `UPDATE async_runs SET status = 'queued', claim_token = NULL, lease_until = NULL WHERE id = $1 AND claim_token = $2 AND status = 'running'`,
   get: 'SELECT id, flow, status, response FROM async_runs WHERE project_id = $1 AND id = $2',
   prune: `DELETE FROM async_runs WHERE project_id = $1 AND finished_at < now() - $2::bigint * interval '1 millisecond'`,
-  // The 16 run columns, then the claim token and the response, as parallel arrays.
+  // The 16 run columns, the claim token and the response, then the runs' documents (written only
+  // for the runs whose claim held), as parallel arrays.
   finish: `WITH f AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::int[],
         $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
@@ -38,7 +40,7 @@ export const ASYNC_SQL = {
       UPDATE async_runs a SET status = f.status, response = f.response::jsonb, finished_at = now(), input = NULL, claim_token = NULL, lease_until = NULL
       FROM f WHERE a.id = f.id AND a.claim_token = f.token AND a.status = 'running'
       RETURNING a.id
-    )
+    ), ${insertDocumentsCte(19, true)}
     INSERT INTO runs (${RUN_COLUMNS})
     SELECT f.id, f.project_id, f.flow, f.trig, f.method, f.started_at::timestamptz, f.duration_ms, f.status, f.http_status,
       f.ports::jsonb, f.failed_node_id, f.error, f.scheduled_for::timestamptz, f.replay_of, f.input, f.trace
@@ -52,6 +54,7 @@ export interface PgAsyncFinish {
   run: RunRecord
   details: RunDetailsText | undefined
   completion: AsyncRunCompletion
+  documents: PgDocumentRow[] | undefined
 }
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000
@@ -113,12 +116,16 @@ export class PostgresAsyncQueue {
   }
 
   private async finishStatement(items: PgAsyncFinish[]): Promise<Map<number, unknown> | undefined> {
-    const columns: unknown[][] = Array.from({ length: 18 }, () => [])
-    for (const { run, details, completion } of items) {
+    const columns: unknown[][] = Array.from({ length: 24 }, () => [])
+    for (const { run, details, completion, documents } of items) {
       const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status, run.httpStatus,
         JSON.stringify(run.ports), run.failedNodeId, run.error, run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null,
         completion.claimToken, completion.response]
       row.forEach((value, i) => columns[i]!.push(value))
+      if (documents) {
+        pushDocumentColumns(columns, 18, documents)
+        for (let i = 0; i < documents.length; i++) columns[23]!.push(run.id)
+      }
     }
     const { rows } = await this.query<{ id: string }>('flowctl_async_finish', ASYNC_SQL.finish, columns)
     const written = new Set(rows.map((row) => row.id))

@@ -1,6 +1,7 @@
 // The SQL of the PostgreSQL store and its row mappings. Parameters are always positional; JSON
 // values are sent as text (pg would turn a JS array into a PostgreSQL array, not JSON).
-import type { OutboxMessage, RunRecord } from '../model/store.js'
+import type { OutboxMessage, RunDocument, RunRecord } from '../model/store.js'
+import { jsonbSafe } from './postgres-text.js'
 
 export interface RunRow {
   id: string
@@ -51,6 +52,26 @@ const enqueueIfMoved = `
   )
   SELECT count(*)::int AS moved FROM moved`
 
+/**
+ * CTEs inserting documents given as parallel arrays from parameter `first` on: id, project id,
+ * collection, body, keep, and with `ofRuns` the run id of each. Rows with `keep` keep a document
+ * already stored under their id (RunDocument.keepExisting); the others fail the statement on a
+ * duplicate id. With `ofRuns`, only the documents of the runs in the CTE `done` are written.
+ */
+export function insertDocumentsCte(first: number, ofRuns = false): string {
+  const arrays = ['text', 'text', 'text', 'text', 'bool', ...(ofRuns ? ['text'] : [])].map((type, i) => `$${first + i}::${type}[]`).join(', ')
+  const names = `id, project_id, collection, body, keep${ofRuns ? ', run_id' : ''}, n`
+  const runs = ofRuns ? 'AND d.run_id IN (SELECT id FROM done)' : ''
+  const select = (keep: string) => `SELECT d.id, d.project_id, d.collection, d.body::jsonb FROM d WHERE ${keep} ${runs} ORDER BY d.n`
+  return `d AS (
+      SELECT * FROM unnest(${arrays}) WITH ORDINALITY AS d(${names})
+    ), docs AS (
+      INSERT INTO documents (id, project_id, collection, body) ${select('NOT d.keep')}
+    ), kept AS (
+      INSERT INTO documents (id, project_id, collection, body) ${select('d.keep')} ON CONFLICT (id) DO NOTHING
+    )`
+}
+
 /** First key of the trim advisory lock (the second is the project id's hash); any number that is ours. */
 const TRIM_LOCK_KEY = 4_242_002
 
@@ -61,15 +82,10 @@ const TRIM_LOCK_KEY = 4_242_002
 export const TRIM_PLANNER_SETTINGS = 'SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off'
 
 export const PG_SQL = {
-  // Group commit: one statement writes every run and document queued in one event-loop turn, as
-  // parallel arrays (one prepared statement whatever the batch size). ORDINALITY keeps `seq` in
-  // queue order, so ties in startedAt still list in insertion order.
-  insertBatch: `WITH docs AS (
-      INSERT INTO documents (id, project_id, collection, body)
-      SELECT d.id, d.project_id, d.collection, d.body::jsonb
-      FROM unnest($17::text[], $18::text[], $19::text[], $20::text[]) WITH ORDINALITY AS d(id, project_id, collection, body, n)
-      ORDER BY d.n
-    )
+  // Group commit: one statement writes every run and document queued in one event-loop turn (a run
+  // with the documents it inserted), as parallel arrays (one prepared statement whatever the batch
+  // size). ORDINALITY keeps `seq` in queue order, so ties in startedAt still list in insertion order.
+  insertBatch: `WITH ${insertDocumentsCte(17)}
     INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS})
     SELECT r.id, r.project_id, r.flow, r.trig, r.method, r.started_at::timestamptz, r.duration_ms, r.status, r.http_status,
       r.ports::jsonb, r.failed_node_id, r.error, r.scheduled_for::timestamptz, r.replay_of, r.input, r.trace
@@ -184,5 +200,31 @@ export function toOutboxMessage(row: OutboxRow): OutboxMessage {
     attempts: row.attempts,
     lastError: row.last_error,
     createdAt: row.created_at.toISOString(),
+  }
+}
+
+/** A document row: `body` is jsonb-safe JSON text; `keep` keeps a row already stored under the id. */
+export interface PgDocumentRow {
+  id: string
+  projectId: string
+  collection: string
+  body: string
+  keep: boolean
+}
+
+/** A run's documents as rows. */
+export function pgDocumentRows(projectId: string, documents: readonly RunDocument[] | undefined): PgDocumentRow[] | undefined {
+  if (!documents || documents.length === 0) return undefined
+  return documents.map((doc) => ({ id: doc.id, projectId, collection: doc.collection, body: jsonbSafe(JSON.stringify(doc.document ?? null)), keep: doc.keepExisting }))
+}
+
+/** Appends document rows to five parallel arrays from `first` on: id, project id, collection, body, keep. */
+export function pushDocumentColumns(columns: unknown[][], first: number, documents: readonly PgDocumentRow[]): void {
+  for (const doc of documents) {
+    columns[first]!.push(doc.id)
+    columns[first + 1]!.push(doc.projectId)
+    columns[first + 2]!.push(doc.collection)
+    columns[first + 3]!.push(doc.body)
+    columns[first + 4]!.push(doc.keep)
   }
 }

@@ -62,6 +62,8 @@ export class SqliteStatements {
   readonly getRun: Database.Statement
   readonly countRuns: Database.Statement
   readonly insertDocument: Database.Statement
+  /** The same, keeping a document already stored under the id (RunDocument.keepExisting). */
+  readonly insertDocumentIfAbsent: Database.Statement
   readonly getDocument: Database.Statement
   readonly claim: Database.Statement
   readonly pruneClaims: Database.Statement
@@ -90,6 +92,7 @@ export class SqliteStatements {
         AND (@after IS NULL OR started_at > @after)
       GROUP BY status`)
     this.insertDocument = db.prepare(`INSERT INTO documents (${DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
+    this.insertDocumentIfAbsent = db.prepare(`INSERT INTO documents (${DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
     this.getDocument = db.prepare('SELECT body FROM documents WHERE project_id = ? AND collection = ? AND id = ?')
     this.claim = db.prepare('INSERT OR IGNORE INTO schedule_claims (project_id, schedule_id, minute, claimed_at) VALUES (?, ?, ?, ?)')
     this.claimedMinutes = db.prepare('SELECT minute FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute >= ? AND minute <= ? ORDER BY minute')

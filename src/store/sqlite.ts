@@ -13,7 +13,7 @@ import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
 import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow, type StoredRunRow } from './sqlite-statements.js'
 import { parseRunDetails } from './run-details.js'
-import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
+import { sqliteBatchCommit, type SqliteDocumentRow, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
 import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteGuards } from './sqlite-guards.js'
@@ -21,7 +21,7 @@ import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type Claim
 import { SqliteAsyncQueue } from './sqlite-async-runs.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunDocument, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
 
 export interface SqliteStoreOptions {
   /**
@@ -124,6 +124,17 @@ function runValues(run: RunRecord, details: RunDetailsText | undefined): unknown
   ]
 }
 
+/** The body as SQLite stores it: keys in canonical order (whole-object filters compare text; reads match PostgreSQL's order). */
+function documentBody(document: unknown): string {
+  return JSON.stringify(canonicalJson(document ?? null))
+}
+
+/** A run's documents as rows of one commit (created now). */
+function documentRows(projectId: string, documents: readonly RunDocument[]): SqliteDocumentRow[] {
+  const createdAt = new Date().toISOString()
+  return documents.map((doc) => [doc.id, projectId, doc.collection, documentBody(doc.document), createdAt, doc.keepExisting ? 1 : 0])
+}
+
 function toRunRecord(row: RunRow): RunRecord {
   return {
     id: row.id,
@@ -183,9 +194,14 @@ class SqliteStore implements Store {
     this.advance = (...args) => cas.immediate(...args)
   }
 
-  /** Group commit: resolves once the transaction holding this run (and any due trim) committed. */
-  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void> {
-    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values: runValues(run, details) })
+  /** Group commit: resolves once the transaction holding this run, its documents (and any due trim) committed. */
+  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText, documents?: readonly RunDocument[]): Promise<void> {
+    const rows = documents && documents.length > 0 ? documentRows(run.projectId, documents) : undefined
+    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values: runValues(run, details), ...(rows ? { documents: rows } : {}) })
+  }
+
+  async insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
+    if (documents.length > 0) await this.writes.add({ kind: 'run-documents', documents: documentRows(projectId, documents) })
   }
 
   async enqueueAsyncRun(run: NewAsyncRun): Promise<void> {
@@ -202,10 +218,17 @@ class SqliteStore implements Store {
   }
 
   /** In the group commit, under a savepoint: the record and the queue row commit together or not at all. */
-  async finishAsyncRun(run: RunRecord, historyCap: number, details: RunDetailsText | undefined, completion: AsyncRunCompletion): Promise<void> {
+  async finishAsyncRun(
+    run: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    completion: AsyncRunCompletion,
+    documents?: readonly RunDocument[],
+  ): Promise<void> {
     const finish: [string, string, string, string, string] = [run.status, completion.response, new Date().toISOString(), run.id, completion.claimToken]
+    const rows = documents && documents.length > 0 ? documentRows(run.projectId, documents) : undefined
     try {
-      await this.writes.add({ kind: 'async-finished', projectId: run.projectId, cap: historyCap, values: runValues(run, details), finish })
+      await this.writes.add({ kind: 'async-finished', projectId: run.projectId, cap: historyCap, values: runValues(run, details), finish, ...(rows ? { documents: rows } : {}) })
     } catch (error) {
       // The run id is the record's primary key: a record already there means the run was recorded.
       if (String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) throw new AsyncClaimLost(run.id)
@@ -248,9 +271,7 @@ class SqliteStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
     const id = givenId ?? newDocumentId()
-    // Keys in canonical order: whole-object filters compare text, and reads match PostgreSQL's order.
-    const body = JSON.stringify(canonicalJson(document ?? null))
-    const values = [id, projectId, collection, body, new Date().toISOString()] // DOCUMENT_COLUMNS order
+    const values = [id, projectId, collection, documentBody(document), new Date().toISOString()] // DOCUMENT_COLUMNS order
     await this.writes.add({ kind: 'document', values })
     return id
   }
