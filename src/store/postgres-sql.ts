@@ -1,44 +1,9 @@
 // The SQL of the PostgreSQL store and its row mappings. Parameters are always positional; JSON
 // values are sent as text (pg would turn a JS array into a PostgreSQL array, not JSON).
-import type { OutboxMessage, RunDocument, RunRecord } from '../model/store.js'
-import { jsonbSafe } from './postgres-text.js'
+import type { RunDetailsText, RunDocument, RunRecord } from '../model/store.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_ERROR_INDEX, runValues } from './rows.js'
+import { escapeNul, jsonbSafe } from './postgres-text.js'
 
-export interface RunRow {
-  id: string
-  project_id: string
-  flow: string
-  trigger: string
-  method: string
-  started_at: Date
-  duration_ms: number
-  status: string
-  http_status: number | null
-  ports: RunRecord['ports']
-  failed_node_id: string | null
-  error: string | null
-  scheduled_for: Date | null
-  replay_of: string | null
-}
-
-/** getRun's row: the record and its details. */
-export interface StoredRunRow extends RunRow {
-  input: string | null
-  trace: string | null
-}
-
-export interface OutboxRow {
-  id: string
-  project_id: string
-  channel: string
-  payload: Record<string, unknown>
-  attempts: number
-  last_error: string | null
-  created_at: Date
-}
-
-const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of`
-/** The details of a run (SPEC §14): written with it, read only by getRun. */
-const RUN_DETAIL_COLUMNS = 'input, trace'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
 // A move of the cursor and the enqueue of its message are one statement: atomic without an explicit
@@ -119,7 +84,7 @@ export const PG_SQL = {
   // Also prunes this schedule's claims a week older than the claimed minute (see sqlite-statements.ts).
   claimedMinutes: `SELECT minute FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute >= $3::timestamptz AND minute <= $4::timestamptz ORDER BY minute`,
   claim: `WITH pruned AS (
-      DELETE FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute < $3::timestamptz - interval '7 days'
+      DELETE FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute < $4::timestamptz
     )
     INSERT INTO schedule_claims (project_id, schedule_id, minute) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
   saveHeartbeat: `INSERT INTO heartbeats (project_id, at, summary) VALUES ($1, $2, $3::jsonb)
@@ -172,37 +137,6 @@ export function listRunsQuery(
   return { name: shape, text, values }
 }
 
-export function toRunRecord(row: RunRow): RunRecord {
-  return {
-    id: row.id,
-    projectId: row.project_id,
-    flow: row.flow,
-    trigger: row.trigger as RunRecord['trigger'],
-    method: row.method,
-    startedAt: row.started_at.toISOString(),
-    durationMs: row.duration_ms,
-    status: row.status as RunRecord['status'],
-    httpStatus: row.http_status,
-    ports: row.ports,
-    failedNodeId: row.failed_node_id,
-    error: row.error,
-    scheduledFor: row.scheduled_for === null ? null : row.scheduled_for.toISOString(),
-    replayOf: row.replay_of,
-  }
-}
-
-export function toOutboxMessage(row: OutboxRow): OutboxMessage {
-  return {
-    id: String(row.id),
-    projectId: row.project_id,
-    channel: row.channel,
-    payload: row.payload,
-    attempts: row.attempts,
-    lastError: row.last_error,
-    createdAt: row.created_at.toISOString(),
-  }
-}
-
 /** A document row: `body` is jsonb-safe JSON text; `keep` keeps a row already stored under the id. */
 export interface PgDocumentRow {
   id: string
@@ -227,4 +161,12 @@ export function pushDocumentColumns(columns: unknown[][], first: number, documen
     columns[first + 3]!.push(doc.body)
     columns[first + 4]!.push(doc.keep)
   }
+}
+
+/** runValues, with NUL in the failure reason escaped (PostgreSQL text cannot hold it). */
+export function pgRunValues(run: RunRecord, details: RunDetailsText | undefined): unknown[] {
+  const values = runValues(run, details)
+  const error = values[RUN_ERROR_INDEX]
+  if (typeof error === 'string') values[RUN_ERROR_INDEX] = escapeNul(error)
+  return values
 }

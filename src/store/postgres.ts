@@ -8,9 +8,11 @@ import type { FilterNode } from '../model/document-filter.js'
 import { withId } from './documents.js'
 import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
+import { claimPruneBefore } from './retention.js'
 import { migratePostgres } from './migrations/postgres.js'
 import { describeServer, hideNames, isConnectionError, namesInUrl, unavailableError } from './postgres-errors.js'
-import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, pgDocumentRows, pushDocumentColumns, type PgDocumentRow, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './postgres-sql.js'
+import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, pgDocumentRows, pgRunValues, pushDocumentColumns, type PgDocumentRow } from './postgres-sql.js'
+import { toOutboxMessages, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './rows.js'
 import {
   deletePostgresDocuments,
   findPostgresDocuments,
@@ -25,9 +27,9 @@ import { PostgresAsyncQueue, type PgAsyncFinish } from './postgres-async-runs.js
 import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunDocument, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
 import { WriteBatcher } from './write-batch.js'
 
-/** A run (startedAt already canonical) with the documents it inserted, or documents alone, waiting for the next group commit. */
+/** A run (its values, pgRunValues) with the documents it inserted, or documents alone, waiting for the next group commit. */
 type PgWrite =
-  | { kind: 'run'; run: RunRecord; details: RunDetailsText | undefined; documents: PgDocumentRow[] | undefined }
+  | { kind: 'run'; values: unknown[]; documents: PgDocumentRow[] | undefined }
   | { kind: 'documents'; documents: PgDocumentRow[] }
 
 /** Group commits running at once; writes arriving meanwhile join the next one. */
@@ -242,8 +244,7 @@ class PostgresStore implements Store {
 
   /** Group commit: resolves once the statement holding this run and its documents committed (and a due trim ran). */
   async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText, documents?: readonly RunDocument[]): Promise<void> {
-    const canonical = { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') }
-    await this.writes.add({ kind: 'run', run: canonical, details, documents: pgDocumentRows(run.projectId, documents) })
+    await this.writes.add({ kind: 'run', values: pgRunValues(run, details), documents: pgDocumentRows(run.projectId, documents) })
     await this.noteRun(run.projectId, historyCap)
   }
 
@@ -272,8 +273,7 @@ class PostgresStore implements Store {
     completion: AsyncRunCompletion,
     documents?: readonly RunDocument[],
   ): Promise<void> {
-    const canonical = { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') }
-    await this.asyncFinishes.add({ run: canonical, details, completion, documents: pgDocumentRows(run.projectId, documents) })
+    await this.asyncFinishes.add({ id: run.id, values: pgRunValues(run, details), completion, documents: pgDocumentRows(run.projectId, documents) })
     await this.noteRun(run.projectId, historyCap)
   }
 
@@ -354,7 +354,8 @@ class PostgresStore implements Store {
   }
 
   async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {
-    const { rowCount } = await this.query('flowctl_claim', PG_SQL.claim, [projectId, scheduleId, canonicalIso(minute, 'minute')])
+    const at = canonicalIso(minute, 'minute')
+    const { rowCount } = await this.query('flowctl_claim', PG_SQL.claim, [projectId, scheduleId, at, claimPruneBefore(at)])
     return rowCount === 1
   }
 
@@ -395,7 +396,7 @@ class PostgresStore implements Store {
 
   async leaseOutbox(projectId: string, leaseMs: number, now: Date): Promise<OutboxMessage[]> {
     const { rows } = await this.query<OutboxRow>('flowctl_lease', PG_SQL.lease, [projectId, new Date(now.getTime() + leaseMs), now])
-    return rows.sort((a, b) => Number(a.id) - Number(b.id)).map(toOutboxMessage)
+    return toOutboxMessages(rows)
   }
 
   async markDelivered(id: string): Promise<void> {
@@ -422,12 +423,7 @@ class PostgresStore implements Store {
 function batchValues(items: PgWrite[]): unknown[][] {
   const columns: unknown[][] = Array.from({ length: 21 }, () => [])
   for (const item of items) {
-    if (item.kind === 'run') {
-      const { run, details } = item
-      const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status,
-        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error === null ? null : escapeNul(run.error), run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null]
-      row.forEach((value, i) => columns[i]!.push(value))
-    }
+    if (item.kind === 'run') item.values.forEach((value, i) => columns[i]!.push(value))
     if (item.documents) pushDocumentColumns(columns, 16, item.documents)
   }
   return columns

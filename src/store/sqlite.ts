@@ -11,7 +11,10 @@ import { withId } from './documents.js'
 import { canonicalJson } from './filter-sql.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
-import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow, type StoredRunRow } from './sqlite-statements.js'
+import { unappliedMigrations } from './migrations/runner.js'
+import { SqliteStatements } from './sqlite-statements.js'
+import { claimPruneBefore } from './retention.js'
+import { runValues, toOutboxMessages, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './rows.js'
 import { parseRunDetails } from './run-details.js'
 import { sqliteBatchCommit, type SqliteDocumentRow, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
@@ -90,38 +93,13 @@ function inProcessWriter(db: Database.Database, sql: SqliteStatements): Writer {
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
   const apply = db.transaction(() => {
-    // Every version not applied yet, not only those above the newest: migrations written on
-    // parallel branches (2, 3 and 4) may reach a database in any order.
-    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((row) => row.version))
-    for (const migration of SQLITE_MIGRATIONS) {
-      if (applied.has(migration.version)) continue
+    const applied = (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((row) => row.version)
+    for (const migration of unappliedMigrations(SQLITE_MIGRATIONS, applied)) {
       db.exec(migration.sql)
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString())
     }
   })
   apply.immediate()
-}
-
-/** A run's values in RUN_COLUMNS, RUN_DETAIL_COLUMNS order. */
-function runValues(run: RunRecord, details: RunDetailsText | undefined): unknown[] {
-  return [
-    run.id,
-    run.projectId,
-    run.flow,
-    run.trigger,
-    run.method,
-    canonicalIso(run.startedAt, 'startedAt'),
-    run.durationMs,
-    run.status,
-    run.httpStatus,
-    JSON.stringify(run.ports),
-    run.failedNodeId,
-    run.error,
-    run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
-    run.replayOf,
-    details?.input ?? null,
-    details?.trace ?? null,
-  ]
 }
 
 /** The body as SQLite stores it: keys in canonical order (whole-object filters compare text; reads match PostgreSQL's order). */
@@ -133,37 +111,6 @@ function documentBody(document: unknown): string {
 function documentRows(projectId: string, documents: readonly RunDocument[]): SqliteDocumentRow[] {
   const createdAt = new Date().toISOString()
   return documents.map((doc) => [doc.id, projectId, doc.collection, documentBody(doc.document), createdAt, doc.keepExisting ? 1 : 0])
-}
-
-function toRunRecord(row: RunRow): RunRecord {
-  return {
-    id: row.id,
-    projectId: row.project_id,
-    flow: row.flow,
-    trigger: row.trigger as RunRecord['trigger'],
-    method: row.method,
-    startedAt: row.started_at,
-    durationMs: row.duration_ms,
-    status: row.status as RunRecord['status'],
-    httpStatus: row.http_status,
-    ports: JSON.parse(row.ports) as RunRecord['ports'],
-    failedNodeId: row.failed_node_id,
-    error: row.error,
-    scheduledFor: row.scheduled_for,
-    replayOf: row.replay_of,
-  }
-}
-
-function toOutboxMessage(row: OutboxRow): OutboxMessage {
-  return {
-    id: String(row.id),
-    projectId: row.project_id,
-    channel: row.channel,
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
-    attempts: row.attempts,
-    lastError: row.last_error,
-    createdAt: row.created_at,
-  }
 }
 
 class SqliteStore implements Store {
@@ -341,7 +288,7 @@ class SqliteStore implements Store {
 
   async leaseOutbox(projectId: string, leaseMs: number, now: Date): Promise<OutboxMessage[]> {
     const rows = guarded(() => this.sql.lease.all(now.getTime() + leaseMs, projectId, now.getTime()) as OutboxRow[])
-    return rows.sort((a, b) => a.id - b.id).map(toOutboxMessage)
+    return toOutboxMessages(rows)
   }
 
   async markDelivered(id: string): Promise<void> {
