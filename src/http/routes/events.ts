@@ -6,7 +6,7 @@ import type { H3Event } from 'h3'
 import { httpError } from '../../errors.js'
 import { callerMay, callerOf } from '../access.js'
 import type { AppContext } from '../context.js'
-import type { ServerEvent } from '../events.js'
+import type { ServerEvent } from '../../serve/events.js'
 import { CHALLENGES } from '../authorization.js'
 import { countRejections } from '../rejections.js'
 

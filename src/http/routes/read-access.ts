@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js'
 import { CHALLENGES } from '../authorization.js'
 import { countRejections } from '../rejections.js'
 import { projectRole } from '../sign-in.js'
-import type { WorkspaceEntry } from '../workspace.js'
+import type { WorkspaceEntry } from '../../serve/workspace.js'
 
 export async function requireReadAccess(context: AppContext, event: H3Event, projectId: string): Promise<WorkspaceEntry> {
   const user = await context.users.signIn(event.req.headers)

@@ -175,9 +175,10 @@ export function runHandler(context: AppContext) {
  * if it had been (SPEC §5.1: a run whose response was sent is in history).
  */
 function recordHistory(store: Store, historyCap: number): NonNullable<RunOptions['recordRun']> {
-  return async (record, details) => {
+  return async (record, details, _response, documents) => {
     try {
-      await store.recordRun(record, historyCap, details)
+      // The run's inserted documents commit with its record (one commit per run).
+      await store.recordRun(record, historyCap, details, documents)
     } catch (error) {
       if (hasErrorCode(error, 'STORE_UNAVAILABLE')) throw error
       throw new FlowctlError('STORE_UNAVAILABLE', `the run could not be recorded: ${(error as Error).message}`, { cause: error })

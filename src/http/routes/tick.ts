@@ -7,7 +7,7 @@ import { clientIp } from '../client.js'
 import type { AppContext } from '../context.js'
 import { countRejections } from '../rejections.js'
 import { jsonResponse } from '../respond.js'
-import { tickWorkspace } from '../tick-workspace.js'
+import { tickWorkspace } from '../../serve/tick-workspace.js'
 import { authorizationCredentials, CHALLENGES } from '../authorization.js'
 
 /** Failed secrets allowed per client IP in each 10 s window; past them the tick answers 429 (no guessing at speed). */
