@@ -81,7 +81,7 @@ describe('readPlainYaml', () => {
 })
 
 describe('checkFlowFile with the fast reader', () => {
-  const context = { timezone: 'UTC', secrets: {}, secretsFile: '.env' }
+  const context = { timezone: 'UTC', secrets: new Map<string, string>(), secretsFile: '.env' }
 
   it('keeps no Document of a loaded flow and still points cross-file problems at the right place', () => {
     const text = 'name: Hello\nnodes:\n  - id: start\n    type: start\n    next: done\n  - id: done\n    type: end\n'
