@@ -5,6 +5,7 @@ import { writeResults } from './lib/results.js'
 import { run as runApi } from './run-api.js'
 import { run as peerNodeRed } from './peer-node-red.js'
 import { run as startup } from './startup.js'
+import { run as startupLarge } from './startup-large.js'
 import { run as tickScale } from './tick-scale.js'
 import { run as cronLibs } from './cron-libs.js'
 import { run as reload } from './reload.js'
@@ -22,6 +23,7 @@ const benchmarks = [
   ['run-api', runApi],
   ['peer-node-red', peerNodeRed],
   ['startup', startup],
+  ['startup-large', startupLarge],
   ['tick-scale', tickScale],
   ['cron-libs', cronLibs],
   ['reload', reload],

@@ -11,7 +11,8 @@ import { findEntry, readNodeEntries, reportSettingsProblems } from './node-entri
 import { describeSchemaErrors } from './schema-messages.js'
 import { FLOW_FILE_SCHEMA } from '../model/shapes.js'
 import { slugify } from './slug.js'
-import { parseYamlSource, ProblemCollector, type SourcePath } from './yaml-source.js'
+import { readPlainYaml } from './plain-yaml.js'
+import { parseYamlSource, ProblemCollector, type SourcePath, type YamlSource } from './yaml-source.js'
 
 export const FLOW_FILE_EXTENSIONS = ['.yaml', '.yml', '.json']
 
@@ -52,8 +53,19 @@ export interface FlowFileResult {
 }
 
 export function checkFlowFile(file: string, text: string, context: FlowFileContext): FlowFileResult {
+  const json = extname(file).toLowerCase() === '.json'
+  const plain = json ? null : readPlainYaml(text)
+  const result = plain ? checkSource(file, text, plain, context) : null
+  // A file with any problem is checked again from yaml's reading, the reference: its messages
+  // then come from exactly the data they always came from.
+  const checked = result && result.problems.length === 0 ? result : checkSource(file, text, parseYamlSource(text, { json }), context)
+  // Positions of later (cross-file) problems parse the text again; a loaded project keeps no Document.
+  checked.collector.source?.dropDocument()
+  return checked
+}
+
+function checkSource(file: string, text: string, source: YamlSource, context: FlowFileContext): FlowFileResult {
   const version = createHash('sha1').update(text).digest('hex')
-  const source = parseYamlSource(text, { json: extname(file).toLowerCase() === '.json' })
   const collector = new ProblemCollector(file, source)
   const result = (slug: string | null, slugAt: SourcePath, flow: Flow | null): FlowFileResult => ({
     file, version, slug, slugAt, problems: collector.problems, flow: collector.hasErrors ? null : flow, collector,

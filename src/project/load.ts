@@ -1,6 +1,7 @@
 // Loading a project: flowctl.yaml, the secrets, every flow file, then the checks across files.
 // Reloading re-reads only the files that changed and keeps the last good version of a flow whose
 // file became invalid (serve goes on serving it).
+import { readFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { FlowctlError } from '../errors.js'
@@ -36,9 +37,13 @@ export async function readProject(dir: string, options: LoadOptions = {}, keep?:
   checkDatabaseSetting(settings.settings.database, secrets, env, settings.collector, databasePath)
   const files = new Map<string, FlowFileResult>()
   const listed = await listFlowFiles(root, settings)
-  // Concurrently, so the file reads overlap; the results keep the listed order.
-  const results = await Promise.all((listed ?? []).map((file) => readFlowFile(root, file, settings, secrets)))
-  for (const result of results) if (result) files.set(result.file, result)
+  // One synchronous read after the other: 10,000 concurrent promise-based reads (open, stat, read
+  // and close, each a thread-pool round trip) cost about 0.1 ms more CPU per file and ~100 MB of
+  // peak RSS than reading each file where it is checked (bench/results.md, stop 24).
+  for (const file of listed ?? []) {
+    const result = checkFlowText(file, readFlowText(root, file), settings, secrets)
+    if (result) files.set(result.file, result)
+  }
   const project = assemble(root, { env, settings, secrets, files }, keep, listed === null)
   return { project, settingsInvalid: settings.collector.hasErrors }
 }
@@ -101,10 +106,28 @@ async function readFlowFile(dir: string, file: string, settings: SettingsResult,
   try {
     text = await readFile(resolve(dir, file), 'utf8')
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'EISDIR') return null
-    throw error
+    return missingFile(error)
   }
+  return checkFlowText(file, text, settings, secrets)
+}
+
+function readFlowText(dir: string, file: string): string | null {
+  try {
+    return readFileSync(resolve(dir, file), 'utf8')
+  } catch (error) {
+    return missingFile(error)
+  }
+}
+
+/** Null for a file that is gone (or became a folder) since it was listed; any other error is thrown. */
+function missingFile(error: unknown): null {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOENT' || code === 'EISDIR') return null
+  throw error
+}
+
+function checkFlowText(file: string, text: string | null, settings: SettingsResult, secrets: Secrets): FlowFileResult | null {
+  if (text === null) return null
   const { timezone, secrets: secretsFile, cors } = settings.settings
   return checkFlowFile(file, text, { timezone, secrets, secretsFile, cors })
 }

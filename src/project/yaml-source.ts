@@ -4,13 +4,54 @@ import type { Position, Problem } from '../model/project.js'
 
 export type SourcePath = readonly (string | number)[]
 
-export interface YamlSource {
-  doc: Document
-  lineCounter: LineCounter
-  /** The document as plain data (map keys become strings). */
-  data: unknown
-  /** Syntax errors, already positioned; when there are any, `data` should not be trusted. */
-  syntaxErrors: { pos: Position; message: string }[]
+/**
+ * A parsed flow or settings file. The yaml Document (with its CST ranges, by far the largest part)
+ * is only needed to point at a problem: it is parsed on first use and can be dropped again
+ * (`dropDocument`), so a loaded project keeps the data and the text but no Document per file.
+ */
+export class YamlSource {
+  #parsed: { doc: Document; lineCounter: LineCounter } | null
+
+  constructor(
+    readonly text: string,
+    /** The document as plain data (map keys become strings). */
+    readonly data: unknown,
+    /** Syntax errors, already positioned; when there are any, `data` should not be trusted. */
+    readonly syntaxErrors: { pos: Position; message: string }[],
+    parsed: { doc: Document; lineCounter: LineCounter } | null = null,
+    /** Offsets of values the reader already knows, by path joined with NUL (see plain-yaml.ts). */
+    private readonly knownOffsets: ReadonlyMap<string, number> | null = null,
+  ) {
+    this.#parsed = parsed
+  }
+
+  /** The offset of the value at `path` when the reader recorded it, without parsing the Document. */
+  knownOffset(path: SourcePath): number | undefined {
+    return this.knownOffsets?.get(path.join('\0'))
+  }
+
+  get doc(): Document {
+    return this.#positions().doc
+  }
+
+  get lineCounter(): LineCounter {
+    return this.#positions().lineCounter
+  }
+
+  /** Forgets the Document; positions asked for later parse the text again (the same result). */
+  dropDocument(): void {
+    this.#parsed = null
+  }
+
+  #positions(): { doc: Document; lineCounter: LineCounter } {
+    this.#parsed ??= parseWithPositions(this.text)
+    return this.#parsed
+  }
+}
+
+function parseWithPositions(text: string): { doc: Document; lineCounter: LineCounter } {
+  const lineCounter = new LineCounter()
+  return { doc: parseDocument(text, { lineCounter, prettyErrors: true }), lineCounter }
 }
 
 /**
@@ -18,20 +59,19 @@ export interface YamlSource {
  * a broken JSON file is reported as JSON; valid JSON is then read as YAML (it is YAML) for positions.
  */
 export function parseYamlSource(text: string, options: { json?: boolean } = {}): YamlSource {
-  const lineCounter = new LineCounter()
-  const doc = parseDocument(text, { lineCounter, prettyErrors: true })
+  const parsed = parseWithPositions(text)
+  const { doc, lineCounter } = parsed
   const jsonError = options.json ? jsonSyntaxError(text, lineCounter) : null
-  if (jsonError) return { doc, lineCounter, data: null, syntaxErrors: [jsonError] }
+  if (jsonError) return new YamlSource(text, null, [jsonError], parsed)
   // One mistake often makes the parser report several errors after it: only the first is the author's.
   const first = doc.errors[0]
-  const syntaxErrors = first ? [yamlSyntaxError(text, first, lineCounter)] : []
-  if (syntaxErrors.length > 0) return { doc, lineCounter, data: null, syntaxErrors }
+  if (first) return new YamlSource(text, null, [yamlSyntaxError(text, first, lineCounter)], parsed)
   try {
-    return { doc, lineCounter, data: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), syntaxErrors }
+    return new YamlSource(text, doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), [], parsed)
   } catch (error) {
     // An alias bomb ("billion laughs") or another document yaml refuses to expand: a problem of
     // this file only, never an exception that stops `serve` or `validate`.
-    return { doc, lineCounter, data: null, syntaxErrors: [aliasError(doc, lineCounter, error)] }
+    return new YamlSource(text, null, [aliasError(doc, lineCounter, error)], parsed)
   }
 }
 
@@ -112,6 +152,8 @@ function keyText(key: unknown): string {
  * of the last segment's key instead of its value. Falls back to the deepest node found.
  */
 export function positionAt(source: YamlSource, path: SourcePath, options: { key?: boolean; within?: number } = {}): Position {
+  const known = options.key || options.within !== undefined ? undefined : source.knownOffset(path)
+  if (known !== undefined) return linePosition(source.text, known)
   let node: unknown = source.doc.contents
   let offset = rangeStart(node) ?? 0
   for (const [index, segment] of path.entries()) {
@@ -138,6 +180,17 @@ export function positionAt(source: YamlSource, path: SourcePath, options: { key?
   if (options.within !== undefined) offset = offsetWithin(source, node, offset, options.within)
   const { line, col } = source.lineCounter.linePos(offset)
   return { line, column: col }
+}
+
+/** 1-based line and column of an offset, as yaml's LineCounter gives them. */
+function linePosition(text: string, offset: number): Position {
+  let line = 1
+  let lineStart = 0
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++
+    lineStart = i + 1
+  }
+  return { line, column: offset - lineStart + 1 }
 }
 
 /** The offset of character `within` of a one-line scalar's value (after its opening quote); the scalar's start otherwise. */

@@ -1,0 +1,103 @@
+// The fast reader (js-yaml) must give exactly what yaml, the reference, gives for every file it
+// accepts: the same data and the same node positions. Files it refuses go to yaml unchanged.
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { readPlainYaml } from '../../src/project/plain-yaml.js'
+import { checkFlowFile } from '../../src/project/flow-file.js'
+import { parseYamlSource, positionAt } from '../../src/project/yaml-source.js'
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : yamlFiles(path)
+    return /\.ya?ml$/.test(name) ? [path] : []
+  })
+}
+
+const corpus = [...yamlFiles('fixtures'), ...yamlFiles('templates')]
+
+/** The reference reading, with Infinity/NaN kept apart from null in the comparison. */
+const reference = (text: string) => parseYamlSource(text)
+
+/** A small seeded generator, so a failure can be replayed. */
+function seeded(seed: number) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31
+    return seed / 2 ** 31
+  }
+}
+
+describe('readPlainYaml', () => {
+  it('reads most flow files of the fixtures itself', () => {
+    const read = corpus.filter((file) => readPlainYaml(readFileSync(file, 'utf8')) !== null)
+    expect(corpus.length).toBeGreaterThan(100)
+    expect(read.length).toBeGreaterThan(corpus.length / 2)
+  })
+
+  it.each(corpus)('%s: same data and node positions as yaml, or left to yaml', (file) => {
+    const text = readFileSync(file, 'utf8')
+    const fast = readPlainYaml(text)
+    if (!fast) return
+    const ref = reference(text)
+    expect(ref.syntaxErrors).toEqual([])
+    expect(fast.data).toEqual(ref.data)
+    const nodes = (ref.data as { nodes?: unknown[] } | null)?.nodes
+    for (const index of Array.isArray(nodes) ? nodes.keys() : []) {
+      if (fast.knownOffset(['nodes', index]) === undefined) continue
+      expect(positionAt(fast, ['nodes', index]), `nodes.${index}`).toEqual(positionAt(ref, ['nodes', index]))
+    }
+  })
+
+  it('agrees with yaml on generated documents it accepts (or refuses them)', () => {
+    const fragments = [
+      'a: &x 1', 'b: *x', 'c: !!str 1', 'd: !!float 1', 'e: !foo x', '- &y [1]', '- *y', 'a', 'b: 1', 'c: |', 'd: >-',
+      '  x', '  y z', '    w', '', '- q', '- r: s', '  t: "u\\n v"', "  'p''q'", 'n: |2+', '  - 1', '  - "2"',
+      'e: [1, "2", {f: g}]', 'h: {i: [j]}', '# c', 'z: x # c', 'l: 0o17', 'm: 0x1A', 'p: -.5', 'q: 1e3', 'q: 1e400',
+      'r: true', 's: ~', 't:', 'u: "', "v: '", 'w: a\\b', 'y: "a\\"b"', '__proto__: 1', 'k: \r', 'k:\tv', '---', 'A: ...',
+      'C: --- x', 'D: [', '}', '  ? a', '  : b', ': v', '~: v', 'null: v', 'F: 1:2', 'G: https://x?a=1&b=2',
+      'H: "*/15 * * * *"', 'J: 1_0', 'K: +1', 'L: .5e1', 'M: "\\u00e9\\U0001F600"', "O: 'a\n  b'", 'P: a\n  b', '%YAML 1.2',
+    ]
+    const random = seeded(21)
+    let accepted = 0
+    for (let i = 0; i < 8000; i++) {
+      const lines = Array.from({ length: 1 + Math.floor(random() * 6) }, () => fragments[Math.floor(random() * fragments.length)])
+      const text = lines.join(random() < 0.3 ? '\r\n' : '\n') + (random() < 0.5 ? '\n' : '')
+      const fast = readPlainYaml(text)
+      if (!fast) continue
+      accepted++
+      const ref = reference(text)
+      expect(ref.syntaxErrors, JSON.stringify(text)).toEqual([])
+      expect(fast.data, JSON.stringify(text)).toEqual(ref.data)
+    }
+    expect(accepted).toBeGreaterThan(800)
+  })
+
+  it('leaves aliases, tags, anchors, tabs and null keys to yaml', () => {
+    for (const text of ['a: &x 1\nb: *x\n', 'a: !!str 1\n', 'a:\tb\n', '~: v\n', ': v\n', 'a: 1e400\n', '\uFEFFa: 1\n', '']) {
+      expect(readPlainYaml(text), JSON.stringify(text)).toBeNull()
+    }
+  })
+})
+
+describe('checkFlowFile with the fast reader', () => {
+  const context = { timezone: 'UTC', secrets: new Map<string, string>(), secretsFile: '.env' }
+
+  it('keeps no Document of a loaded flow and still points cross-file problems at the right place', () => {
+    const text = 'name: Hello\nnodes:\n  - id: start\n    type: start\n    next: done\n  - id: done\n    type: end\n'
+    const result = checkFlowFile('flows/hello.yaml', text, context)
+    expect(result.problems).toEqual([])
+    expect(result.flow?.nodes.map((n) => n.pos)).toEqual([{ line: 3, column: 5 }, { line: 6, column: 5 }])
+    // Asked again after the load (as the cross-file checks do), the position comes from a fresh parse.
+    expect(positionAt(result.collector.source!, ['name'])).toEqual({ line: 1, column: 7 })
+  })
+
+  it('reports a file with problems exactly as yaml reads it (the reference path)', () => {
+    const text = 'name: Broken\nnodes:\n  - id: start\n    type: start\n    next: nowhere\n'
+    const result = checkFlowFile('flows/broken.yaml', text, context)
+    expect(result.flow).toBeNull()
+    expect(result.problems.map((p) => `${p.line}:${p.column} ${p.message}`)).toEqual([
+      expect.stringMatching(/^5:11 .*nowhere/),
+    ])
+  })
+})
