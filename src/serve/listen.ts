@@ -1,9 +1,11 @@
-// The socket side of `flowctl serve`: a node:http server around `toNodeHandler(app)`, a count of requests in
+// The socket side of `flowctl serve`: listhen around `toNodeHandler(app)`, a count of requests in
 // flight, and a graceful shutdown (stop accepting, let requests finish within a grace period,
 // then cut what is left).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { H3 } from 'h3'
+
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1'])
 
 /**
  * Connection limits (SPEC §17 "connection exhaustion"): a client gets 10 s to send its headers and
@@ -40,6 +42,7 @@ export interface RunningServer {
 
 export async function listenApp(app: H3, options: ListenOptions): Promise<RunningServer> {
   const { toNodeHandler } = await import('h3/node')
+  const { listen } = await import('listhen')
   let inFlight = 0
   let drained: (() => void) | null = null
   // A request is in flight until its handler is done (the run finished and was recorded) and its
@@ -68,20 +71,24 @@ export async function listenApp(app: H3, options: ListenOptions): Promise<Runnin
   }
 
   const { host, port } = options
-  // Plain node:http: listhen (what served before) loaded node-forge and consola for nothing we
-  // use, ~17 MB of RSS and a slower start. A busy port fails here (EADDRINUSE), never another port.
-  const server = createServer(tracked)
-  await new Promise<void>((listening, failed) => {
-    server.once('error', failed)
-    server.listen(port, host, () => {
-      server.off('error', failed)
-      listening()
-    })
+  const listener = await listen(tracked, {
+    // isProd: an explicit port is used as given or fails, never silently swapped for another one.
+    port: port === 0 ? { port: 0, random: true } : port,
+    isProd: true,
+    hostname: host,
+    public: !LOCAL_HOSTS.has(host),
+    showURL: false,
+    qr: false,
+    open: false,
+    clipboard: false,
+    // Our own SIGINT/SIGTERM handling shuts down gracefully; listhen's would call process.exit.
+    autoClose: false,
   })
+  const server = listener.server as Server
   limitConnections(server, options.connectionsPerIp ?? SERVER_LIMITS.connectionsPerIp)
 
   return {
-    url: displayUrl(host, (server.address() as AddressInfo).port),
+    url: displayUrl(host, listener.address.port),
     async shutdown(graceMs, cutOff) {
       const closed = new Promise<void>((done) => server.close(() => done()))
       // Keep-alive connections with nothing in flight are closed now; busy ones finish first.
