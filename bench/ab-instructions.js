@@ -3,7 +3,9 @@
 // per Run API request of the order flow (run-api.js), after a warm-up. Instruction counts hardly move
 // with other load on the machine, unlike req/s and even CPU µs, so small changes show: a change of 2%
 // is visible where autocannon rounds swing by ±15%. WARMUP (default 3000) requests, then N (2000) counted,
-// 4 connections; ROUNDS (1) repeats the count on the same server.
+// 4 connections; ROUNDS (1) repeats the count on the same server. Under valgrind V8 keeps optimising well
+// past the warm-up (a first counted round of 1,129k fell to 635k in the next), so use ROUNDS=3 and
+// compare the later rounds (the ratio printed takes each tree's lowest). Slow: minutes per tree.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
