@@ -1,6 +1,4 @@
 // Stopping a run from outside its nodes: the per-run timeout and the caller's signal.
-// One AbortController per run, a plain timer for the timeout and a listener on the caller's signal.
-// (Issue 12: a shared deadline list, lazy signals and a listener set measured within noise; see bench/results.md.)
 
 /** Why a run was stopped from outside the node (`timeout`, `aborted`): recorded as the run's error. */
 export class RunStopped extends Error {
@@ -8,46 +6,171 @@ export class RunStopped extends Error {
 }
 
 export interface RunStopper {
-  /** Handed to nodes (http aborts its request with it); aborted with the RunStopped reason. */
+  /** Handed to nodes (http aborts its request with it). Made on first read: most runs never need one. */
   readonly signal: AbortSignal
-  /** Set once the run is stopped (checked between steps). */
+  /** Set once the run is stopped (checked between steps without making a signal). */
   readonly stoppedReason: RunStopped | null
   /** Rejects with RunStopped when the run is stopped. */
   readonly stopped: Promise<never>
   /** `step`, or a rejection with RunStopped as soon as the run is stopped: a node that ignores its signal is still cut off. */
   race<T>(step: Promise<T>): Promise<T>
-  /** Drops the run's timer and the caller's listener. */
+  /** Drops the run's deadline and the caller's listener. */
   dispose(): void
 }
 
 export function createRunStopper(timeoutMs: number, callerSignal: AbortSignal | undefined): RunStopper {
-  const controller = new AbortController()
-  const signal = controller.signal
-  const stop = (why: string) => {
-    if (!signal.aborted) controller.abort(new RunStopped(why))
-  }
-  const onCallerAbort = () => stop('aborted')
-  const timer = timeoutMs > 0 ? setTimeout(stop, timeoutMs, 'timeout') : null
-  if (callerSignal?.aborted) stop('aborted')
-  else callerSignal?.addEventListener('abort', onCallerAbort, { once: true })
+  return new Stopper(timeoutMs, callerSignal)
+}
 
-  const stoppedReason = () => (signal.aborted ? (signal.reason as RunStopped) : null)
-  const stopped = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason)
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true })
-  })
-  stopped.catch(() => undefined) // a run that is never raced must not leave an unhandled rejection
+/**
+ * A class rather than an object literal with getters (those are slow to create). Nothing is made
+ * for a run that is never stopped except its deadline entry: no AbortController until a node reads
+ * the signal, no promise until one is raced, no listener on our own signal.
+ */
+class Stopper implements RunStopper {
+  #reason: RunStopped | null = null
+  #controller: AbortController | null = null
+  #stopped: Promise<never> | null = null
+  #rejectStopped: ((reason: RunStopped) => void) | null = null
+  #rejectStep: ((reason: RunStopped) => void) | null = null
+  #deadline: Deadline | null = null
+  #unwatch: (() => void) | null = null
 
-  return {
-    signal,
-    get stoppedReason() {
-      return stoppedReason()
-    },
-    stopped,
-    race: <T>(step: Promise<T>) => (signal.aborted ? Promise.reject(signal.reason as RunStopped) : Promise.race([step, stopped])),
-    dispose() {
-      if (timer) clearTimeout(timer)
-      callerSignal?.removeEventListener('abort', onCallerAbort)
-    },
+  constructor(
+    private readonly timeoutMs: number,
+    callerSignal: AbortSignal | undefined,
+  ) {
+    if (timeoutMs > 0) this.#deadline = deadlinesFor(timeoutMs).add(() => this.#stop('timeout'))
+    if (callerSignal?.aborted) this.#stop('aborted')
+    else if (callerSignal) this.#unwatch = watchAbort(callerSignal, () => this.#stop('aborted'))
   }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController()
+      if (this.#reason) this.#controller.abort(this.#reason)
+    }
+    return this.#controller.signal
+  }
+
+  get stoppedReason(): RunStopped | null {
+    return this.#reason
+  }
+
+  get stopped(): Promise<never> {
+    if (!this.#stopped) {
+      this.#stopped = this.#reason
+        ? Promise.reject(this.#reason)
+        : new Promise<never>((_, reject) => {
+            this.#rejectStopped = reject
+          })
+      this.#stopped.catch(() => undefined)
+    }
+    return this.#stopped
+  }
+
+  race<T>(step: Promise<T>): Promise<T> {
+    if (this.#reason) return Promise.reject(this.#reason)
+    return new Promise<T>((resolve, reject) => {
+      this.#rejectStep = reject
+      step.then(resolve, reject)
+    })
+  }
+
+  dispose(): void {
+    if (this.#deadline) deadlinesFor(this.timeoutMs).remove(this.#deadline)
+    this.#deadline = null
+    this.#unwatch?.()
+    this.#unwatch = null
+  }
+
+  #stop(why: string): void {
+    if (this.#reason) return
+    const reason = new RunStopped(why)
+    this.#reason = reason
+    this.#rejectStopped?.(reason)
+    this.#rejectStep?.(reason)
+    this.#controller?.abort(reason)
+  }
+}
+
+// One listener per caller signal (serve hands the same shutdown signal to every run); runs join
+// and leave a Set, which costs far less than adding and removing an EventTarget listener.
+const watchers = new WeakMap<AbortSignal, Set<() => void>>()
+
+function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
+  let set = watchers.get(signal)
+  if (!set) {
+    const callbacks = new Set<() => void>()
+    signal.addEventListener('abort', () => {
+      for (const callback of [...callbacks]) callback()
+      callbacks.clear()
+    }, { once: true })
+    watchers.set(signal, callbacks)
+    set = callbacks
+  }
+  set.add(onAbort)
+  return () => set.delete(onAbort)
+}
+
+interface Deadline {
+  at: number
+  stop: () => void
+}
+
+/**
+ * The deadlines of all runs with one timeout, under a single timer. Runs start in time order and
+ * share the timeout, so the Set's insertion order is deadline order: the timer only ever waits for
+ * the first entry, and a run that ends just leaves the Set (no timer set or cleared per run).
+ */
+class DeadlineList {
+  #entries = new Set<Deadline>()
+  #timer: NodeJS.Timeout | null = null
+
+  constructor(private readonly timeoutMs: number) {}
+
+  add(stop: () => void): Deadline {
+    const deadline = { at: performance.now() + this.timeoutMs, stop }
+    this.#entries.add(deadline)
+    if (!this.#timer) this.#arm(this.timeoutMs)
+    return deadline
+  }
+
+  remove(deadline: Deadline): void {
+    this.#entries.delete(deadline)
+    // No pending runs: nothing may keep the process alive (`flowctl run` exits right after its run).
+    if (this.#entries.size === 0 && this.#timer) {
+      clearTimeout(this.#timer)
+      this.#timer = null
+    }
+  }
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => this.#fire(), ms)
+  }
+
+  #fire(): void {
+    this.#timer = null
+    // Timers run on the event loop's cached clock, which can trail performance.now() slightly.
+    const now = performance.now() + 1
+    for (const deadline of this.#entries) {
+      if (deadline.at > now) {
+        this.#arm(Math.ceil(deadline.at - now))
+        return
+      }
+      this.#entries.delete(deadline)
+      deadline.stop()
+    }
+  }
+}
+
+const deadlineLists = new Map<number, DeadlineList>()
+
+function deadlinesFor(timeoutMs: number): DeadlineList {
+  let list = deadlineLists.get(timeoutMs)
+  if (!list) {
+    list = new DeadlineList(timeoutMs)
+    deadlineLists.set(timeoutMs, list)
+  }
+  return list
 }

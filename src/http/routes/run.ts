@@ -71,7 +71,7 @@ export function runHandler(context: AppContext) {
       return new Response(null, { status: 204, headers: preflight ?? { allow: `${allowed}, OPTIONS`, ...cors } })
     }
     const isHead = method === 'HEAD' && start.method === 'get'
-    if (!isHead && method !== start.method.toUpperCase()) return reject(projectId, 405, ['method not allowed'], { allow: `${allowedMethods(start)}, OPTIONS` })
+    if (!isHead && method !== allowedMethod(start)) return reject(projectId, 405, ['method not allowed'], { allow: `${allowedMethods(start)}, OPTIONS` })
 
     const ip = clientIp(event, options)
     const perMinute = project.settings.limits.runsPerMinutePerIp
@@ -182,8 +182,14 @@ function withoutBody(event: H3Event, answer: Response | string): Response {
 }
 
 /** `Allow` of a flow's route: its method (GET also answers HEAD). */
+const allowHeaders = new WeakMap<StartInfo, string>()
 function allowedMethods(start: StartInfo): string {
-  return start.method === 'get' ? 'GET, HEAD' : start.method.toUpperCase()
+  let allow = allowHeaders.get(start)
+  if (allow === undefined) {
+    allow = start.method === 'get' ? 'GET, HEAD' : start.method.toUpperCase()
+    allowHeaders.set(start, allow)
+  }
+  return allow
 }
 
 const TRACE_VALUES = new Set(['1', 'true', '0', 'false'])
@@ -203,6 +209,17 @@ function brokenFlowHint(project: Project, slug: string): string | undefined {
   return `${broken.file} has load errors, so its flow is not served; see /status or run flowctl validate`
 }
 
+/** The Start's method in capitals, worked out once per flow version. */
+const upperMethods = new WeakMap<StartInfo, string>()
+function allowedMethod(start: StartInfo): string {
+  let method = upperMethods.get(start)
+  if (method === undefined) {
+    method = start.method.toUpperCase()
+    upperMethods.set(start, method)
+  }
+  return method
+}
+
 /**
  * Only the headers the Start declares reach the engine: credentials and cookies never end up in a
  * node's output, a trace or history.
@@ -217,15 +234,21 @@ function declaredHeaders(start: StartInfo, headers: Headers): Record<string, str
   return out
 }
 
-/** The lower-case header names a Start declares (dangerous keys left out). */
+/** The lower-case header names a Start declares (dangerous keys left out), once per flow version. */
+const headerNamesByStart = new WeakMap<StartInfo, string[]>()
 function declaredHeaderNames(start: StartInfo): string[] {
+  let cached = headerNamesByStart.get(start)
+  if (cached) return cached
   const schema = start.inputs.headers
-  if (!schema) return []
   const names = new Set<string>()
-  const properties = schema.properties
-  if (properties && typeof properties === 'object') for (const name of Object.keys(properties)) names.add(name.toLowerCase())
-  if (Array.isArray(schema.required)) for (const name of schema.required) if (typeof name === 'string') names.add(name.toLowerCase())
-  return [...names].filter((name) => !isDangerousKey(name))
+  if (schema) {
+    const properties = schema.properties
+    if (properties && typeof properties === 'object') for (const name of Object.keys(properties)) names.add(name.toLowerCase())
+    if (Array.isArray(schema.required)) for (const name of schema.required) if (typeof name === 'string') names.add(name.toLowerCase())
+  }
+  cached = [...names].filter((name) => !isDangerousKey(name))
+  headerNamesByStart.set(start, cached)
+  return cached
 }
 
 function outcomeResponse(
