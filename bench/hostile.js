@@ -35,10 +35,10 @@ async function makeApp() {
   const settings = await readFile(join(dir, 'flowctl.yaml'), 'utf8')
   await writeFile(join(dir, 'flowctl.yaml'), settings.replace('runsPerMinutePerIp: 600', 'runsPerMinutePerIp: 1000000'))
   const { createApp } = await import(join(ROOT, 'dist/http/app.js'))
-  const { Workspace } = await import(join(ROOT, 'dist/http/workspace.js'))
+  const { Workspace } = await import(join(ROOT, 'dist/serve/workspace.js'))
   const { loadProject } = await import(join(ROOT, 'dist/project/load.js'))
-  const { openStore } = await import(join(ROOT, 'dist/store/index.js'))
-  const workspace = new Workspace((p) => openStore(p, { env: {} }))
+  const { openProjectStore } = await import(join(ROOT, 'dist/serve/project-store.js'))
+  const workspace = new Workspace((p) => openProjectStore(p, { env: {} }))
   await workspace.add(await loadProject(dir, { env: {} }))
   const app = createApp(workspace, { trustProxy: 1, quiet: true, usersFile: join(dir, 'users.yaml'), fallbackClientIp: '10.0.0.1' })
   return { app, close: async () => { await workspace.close(); await rm(dir, { recursive: true, force: true }) } }

@@ -1,24 +1,18 @@
-// Part of `npm run build` (after tsc): writes the precompiled validators (ajv standalone code) to
-// src/project/generated/*.ts (committed, so tests and type checks see them) and to
-// dist/project/generated/*.js (what the CLI runs). Only files whose text changed are written.
+// Part of `npm run build` (after tsc): writes the precompiled validators (ajv standalone code, CommonJS)
+// to dist/generated/ — build output, not in git. src/project/ajv.ts loads them from `../../dist/generated/`,
+// which is the same folder from src/project (vitest), dist/project and dist/bin (the bundle).
 import { readFile, writeFile, mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { GENERATED_MODULES, metaValidatorSource, shapeValidatorsSource } from '../dist/project/precompile.js'
+import { GENERATED_FILES, metaValidatorSource, shapeValidatorsSource } from '../dist/project/precompile.js'
 
 const sources = { shapes: shapeValidatorsSource(), meta: metaValidatorSource() }
-const root = new URL('../', import.meta.url)
+const outDir = new URL('../dist/generated/', import.meta.url)
 
-async function writeIfChanged(path, text, { quiet = false } = {}) {
-  const current = await readFile(path, 'utf8').catch(() => null)
-  if (current === text) return
+for (const [key, file] of Object.entries(GENERATED_FILES)) {
+  const path = fileURLToPath(new URL(file, outDir))
+  // Only when the text changed, so the file's time stamp says when the schemas last changed.
+  if ((await readFile(path, 'utf8').catch(() => null)) === sources[key]) continue
   await mkdir(dirname(path), { recursive: true })
-  await writeFile(path, text)
-  if (!quiet) console.log(`wrote ${path}`)
-}
-
-for (const [key, module] of Object.entries(GENERATED_MODULES)) {
-  await writeIfChanged(fileURLToPath(new URL(`src/project/${module}.ts`, root)), sources[key])
-  // Replaces tsc's output of the committed file, which may predate a schema change.
-  await writeIfChanged(fileURLToPath(new URL(`dist/project/${module}.js`, root)), sources[key], { quiet: true })
+  await writeFile(path, sources[key])
 }

@@ -12,10 +12,11 @@ export type * from './model/project.js'
 
 export { runFlow, newRunId } from './flow/engine.js'
 export type { NodeFetch, RunInput, RunOptions, RunOutcome, Trace, TraceStep } from './model/run.js'
-export { nodeKinds, getNodeKind } from './nodes/registry.js'
-export type { NodeContext, NodeKind, NodeResult } from './nodes/types.js'
+export { nodeKinds, getNodeKind, registerNodeKind } from './nodes/registry.js'
+export type { NodeContext, NodeKind, NodeRequestDoc, NodeResponseDoc, NodeResult, SettingsCheckContext, SettingsProblem } from './nodes/types.js'
 
-export { openStore, embeddedDatabaseFile } from './store/index.js'
+export { openStore, type DatabaseTarget, type OpenStoreOptions } from './store/index.js'
+export { documentIndexesOf, embeddedDatabaseFile, resolveDatabase } from './project/database.js'
 export type { Heartbeat, OutboxMessage, RunQuery, RunRecord, RunStatus, RunTrigger, Store } from './model/store.js'
 
 export { generateOpenApi, type OpenApiDocument } from './openapi/generate.js'
@@ -31,4 +32,6 @@ export { runBackfill, type BackfillSummary } from './schedule/backfill.js'
 export { DueIndex, listSchedules } from './schedule/due-index.js'
 
 export { createApp, type AppOptions } from './http/app.js'
-export { Workspace } from './http/workspace.js'
+export { Workspace, type WorkspaceEntry } from './serve/workspace.js'
+export { openProjectStore } from './serve/project-store.js'
+export { startRuntime, type RuntimeOptions, type ServeRuntime } from './serve/runtime.js'

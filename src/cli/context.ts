@@ -3,14 +3,18 @@ import { resolve } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import type { Flow, Project } from '../model/project.js'
 import type { Store } from '../model/store.js'
-import type { Output } from './output.js'
+import type { Output, OutputStreams } from './output.js'
 
 export interface CommandContext {
   output: Output
+  /** The raw streams behind `output` (`serve` writes its log lines to them). */
+  streams: OutputStreams
   cwd: string
   env: NodeJS.ProcessEnv
   debug: boolean
   exitCode: number
+  /** Aborting it stops a long-running command (`serve`) as SIGTERM does. */
+  signal?: AbortSignal
 }
 
 /** The project folder of `--project DIR` (default: the current folder). */
@@ -28,12 +32,12 @@ export async function openProject(
   options: { printProblems?: boolean } = {},
 ): Promise<{ project: Project; store: Store }> {
   const { loadProject } = await import('../project/load.js')
-  const { openStore } = await import('../store/index.js')
+  const { openProjectStore } = await import('../serve/project-store.js')
   const project = await loadProject(dir, { env: context.env })
   if (options.printProblems !== false && !context.output.json) {
     context.output.problems(project.problems.filter((p) => p.severity === 'error'))
   }
-  const store = await openStore(project, { env: context.env })
+  const store = await openProjectStore(project, { env: context.env })
   return { project, store }
 }
 

@@ -24,6 +24,8 @@ function packageVersion(): string {
 
 export interface MainOptions extends Partial<OutputStreams> {
   cwd?: string
+  /** Stops a long-running command (`serve`) as SIGTERM does: embedders and in-process tests. */
+  signal?: AbortSignal
 }
 
 /** Runs one command line and resolves to its exit code. Never calls process.exit. */
@@ -36,6 +38,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const json = argv.includes('--json')
   const context: CommandContext = {
     output: createOutput(json, streams),
+    streams,
+    ...(options.signal ? { signal: options.signal } : {}),
     cwd: options.cwd ?? process.cwd(),
     env: streams.env,
     debug: argv.includes('--debug'),

@@ -38,6 +38,11 @@ export function defineServeCommand(program: Command, context: CommandContext): v
         cron: Boolean(options.cron),
         users: options.users ? resolve(context.cwd, options.users as string) : undefined,
         json: Boolean(options.json),
+        cwd: context.cwd,
+        env: context.env,
+        stdout: context.streams.stdout,
+        stderr: context.streams.stderr,
+        ...(context.signal ? { signal: context.signal } : {}),
       })
     })
 }

@@ -1,8 +1,8 @@
-// `flowctl serve`: load every project, open their stores, serve the h3 app through listhen, reload
-// flows on change, tick once a minute with --cron, and shut down gracefully on SIGINT/SIGTERM
-// (stop accepting, let in-flight requests finish for up to 10 s, close watchers and stores).
+// `flowctl serve`: start the serve runtime (src/serve/: projects, stores, reload, --cron), build the
+// h3 app on it, listen, and shut down gracefully on SIGINT/SIGTERM or the context's signal (stop
+// accepting, let in-flight requests finish for up to 10 s, close watchers and stores).
 // Never calls process.exit: the promise resolves after shutdown and the CLI entry sets the exit code.
-import { FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
+import { FlowctlError, isFlowctlError } from '../errors.js'
 import type { Project } from '../model/project.js'
 
 export interface ServeOptions {
@@ -18,6 +18,8 @@ export interface ServeOptions {
   cron?: boolean
   users?: string
   json?: boolean
+  /** The folder the default users file is found in; default process.cwd(). */
+  cwd?: string
   /** Environment (PORT, CRON_SECRET, FLOWCTL_*); default process.env. */
   env?: NodeJS.ProcessEnv
   /** Stops the server like SIGTERM does (tests and embedders). */
@@ -51,7 +53,7 @@ export async function serveCommand(dirs: string[], options: ServeOptions = {}): 
     options.signal?.removeEventListener('abort', onSignal)
   }
   try {
-    await serve(dirs, options, stopRequested, { out, err, env })
+    await serve(dirs, options, stopRequested, { out, err, env, cwd: options.cwd ?? process.cwd() })
   } finally {
     removeSignalHandlers()
   }
@@ -61,27 +63,13 @@ interface Io {
   out: (line: string) => void
   err: (line: string) => void
   env: NodeJS.ProcessEnv
+  cwd: string
 }
 
-async function serve(dirs: string[], options: ServeOptions, stopRequested: Promise<void>, { out, err, env }: Io): Promise<void> {
-  const { projects, notFound } = await loadProjects(dirs, env, err)
-  // Nothing but missing projects: the same error (and exit code 2) as every other command gives.
-  if (projects.length === 0 && notFound.length === dirs.length && notFound[0]) throw notFound[0]
-  const { Workspace } = await import('../http/workspace.js')
-  const { openStore } = await import('../store/index.js')
-  const workspace = new Workspace((project) => openStore(project, { env, writerThread: true }))
-  for (const project of projects) {
-    try {
-      const entry = await workspace.add(project)
-      if (entry.storeError) err(`${project.settings.projectId}: store unavailable: ${entry.storeError} (runs answer 503; retrying)`)
-    } catch (error) {
-      err(`error: ${project.dir}: ${error instanceof Error ? error.message : String(error)}`)
-    }
-  }
-  if (workspace.list().length === 0) {
-    await workspace.close()
-    throw new FlowctlError('PROJECT_INVALID', 'no project could be loaded')
-  }
+async function serve(dirs: string[], options: ServeOptions, stopRequested: Promise<void>, { out, err, env, cwd }: Io): Promise<void> {
+  const { startRuntime } = await import('../serve/runtime.js')
+  const runtime = await startRuntime(dirs, { env, log: err, watch: options.watch !== false })
+  const { workspace } = runtime
 
   const shutdown = new AbortController()
   const { AsyncRunner } = await import('../http/async-runner.js')
@@ -89,7 +77,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   const { createApp } = await import('../http/app.js')
   const { defaultUsersFile } = await import('../users/users-file.js')
   // --users names the one file; otherwise the current folder's and each served project's own count.
-  const usersFile = options.users ?? defaultUsersFile(process.cwd())
+  const usersFile = options.users ?? defaultUsersFile(cwd)
   const projectUsersFiles = options.users ? [] : workspace.list().map((entry) => defaultUsersFile(entry.project.dir))
   const app = createApp(workspace, {
     trustProxy: options.trustProxy ?? false,
@@ -103,27 +91,24 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     asyncQueued: (projectId) => asyncRunner.wake(projectId),
   })
 
-  // Watching starts before listening, so no change made after the server answers is missed.
-  const watchers = options.watch === false ? null : await startWatching(workspace, err)
   const host = options.host ?? '127.0.0.1'
   const port = options.port ?? (env.PORT ? Number(env.PORT) : 3000)
-  let server: import('../http/listen.js').RunningServer
+  let server: import('../serve/listen.js').RunningServer
   try {
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
     }
-    const { listenApp } = await import('../http/listen.js')
+    const { listenApp } = await import('../serve/listen.js')
     // Behind a proxy every socket is the proxy's: no cap per address there.
     server = await listenApp(app, { host, port, ...(options.trustProxy ? { connectionsPerIp: 0 } : {}) })
   } catch (error) {
-    await watchers?.close()
-    await workspace.close()
+    await runtime.close()
     if (isFlowctlError(error)) throw error
     throw listenError(error, host, port)
   }
   const baseUrl = server.url
 
-  const stopCron = options.cron ? (await import('../http/cron-timer.js')).startCronTimer(workspace, err) : null
+  if (options.cron) runtime.startCron()
   // Async runs queued before this start (a restart after a crash) are taken up at once.
   asyncRunner.start()
   const served = workspace.list().map((entry) => entry.project)
@@ -137,13 +122,12 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   await stopRequested
 
   if (!options.json) err('shutting down…')
-  stopCron?.()
+  runtime.stopCron()
   // Open /api/events streams never finish by themselves: end them, so only runs are waited for.
   workspace.events.endStreams()
   // Async runs still going after the grace period go back to the queue for the next instance.
   await Promise.all([server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort()), asyncRunner.stop(SHUTDOWN_GRACE_MS)])
-  await watchers?.close()
-  await workspace.close()
+  await runtime.close()
 }
 
 /** listhen reports a busy port as "Unable to find an available port"; say it plainly. */
@@ -155,42 +139,6 @@ function listenError(error: unknown, host: string, port: number): FlowctlError {
   }
   if (code === 'EACCES') return new FlowctlError('LISTEN_FAILED', `no permission to listen on ${host}:${port}; choose a port above 1023 with --port N`, { cause: error })
   return new FlowctlError('LISTEN_FAILED', `cannot listen on ${host}:${port}: ${message}`, { cause: error })
-}
-
-async function loadProjects(dirs: string[], env: NodeJS.ProcessEnv, err: (line: string) => void): Promise<{ projects: Project[]; notFound: FlowctlError[] }> {
-  const { loadProject } = await import('../project/load.js')
-  const projects: Project[] = []
-  const notFound: FlowctlError[] = []
-  const ids = new Map<string, string>()
-  for (const dir of dirs) {
-    try {
-      const project = await loadProject(dir, { env })
-      for (const problem of project.problems) err(`${project.settings.projectId}: ${formatProblem(problem)}`)
-      const id = project.settings.projectId
-      const other = ids.get(id)
-      if (other) {
-        err(`error: ${dir}: projectId "${id}" is already served from ${other}; skipped`)
-        continue
-      }
-      ids.set(id, dir)
-      projects.push(project)
-    } catch (error) {
-      if (!isFlowctlError(error)) throw error
-      if (error.code === 'PROJECT_NOT_FOUND') {
-        notFound.push(error)
-        if (dirs.length > 1) err(`error: ${error.message}`)
-        continue
-      }
-      err(`error: ${dir}: ${error.message}`)
-      for (const problem of error.problems) err(formatProblem(problem))
-    }
-  }
-  return { projects, notFound }
-}
-
-async function startWatching(workspace: import('../http/workspace.js').Workspace, log: (line: string) => void) {
-  const { watchProjects } = await import('../http/reload.js')
-  return watchProjects(workspace, { log })
 }
 
 /** The users files that exist and how many users each holds, for the banner (a valid token's 401 starts here). */

@@ -22,6 +22,7 @@ import {
   type Scope,
 } from '../language/resolve.js'
 import { capErrorList, capReason, maskedReason } from './reason.js'
+import { RunDocuments } from './run-documents.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import type { NodeFetch, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
@@ -53,6 +54,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     store,
     run,
     inputs: checked.values,
+    documents: new RunDocuments(store, project.settings.projectId, options.insertIds),
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
     // Steps are kept for a trace answer and for the stored run (history.keep), with raw outputs.
     steps: options.trace || keep !== 'none' ? [] : null,
@@ -92,9 +94,11 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     walk.steps && keepsDetails(keep, failed !== null)
       ? runDetailsText({ input: checked.input, runId, durationMs, steps: walk.steps, secrets: project.secrets, traceBytes: project.settings.limits.traceBytes })
       : undefined
-  // Committed before the caller answers: a run whose response was sent is in history.
-  if (options.recordRun) await options.recordRun(record, details, responseOf(ending, runId, flow.slug))
-  else await store.recordRun(record, project.settings.limits.historyRuns, details)
+  // Committed before the caller answers: a run whose response was sent is in history. The run's
+  // inserts commit in the same transaction (one commit per run; run-documents.ts).
+  const documents = await walk.documents.take()
+  if (options.recordRun) await options.recordRun(record, details, responseOf(ending, runId, flow.slug), documents)
+  else await store.recordRun(record, project.settings.limits.historyRuns, details, documents)
 
   const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: maskSteps(walk.steps, project) } } : {}
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
@@ -113,6 +117,8 @@ interface Walk {
   flow: Flow
   project: Project
   store: Store
+  /** The run's documents handle (its pending inserts), shared with its sub-flows. */
+  documents: RunDocuments
   run: NodeContext['run']
   scope: Scope
   resolve: (value: unknown) => unknown
@@ -134,7 +140,7 @@ interface Walk {
   failedStep: { attempt: number | undefined; calls: StepContext['calls'] } | null
 }
 
-type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep'>
+type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep'>
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
 const timerSleep: RunSleep = (ms, signal) => sleepFor(ms, undefined, { signal })
@@ -147,6 +153,7 @@ function newWalk(start: WalkStart): Walk {
     flow: start.flow,
     project: start.project,
     store: start.store,
+    documents: start.documents,
     run: start.run,
     scope,
     resolve: createResolver(start.flow, scope, start.project.secrets, expressionValues),
@@ -180,7 +187,7 @@ class StepContext implements NodeContext {
   }
 
   get store(): Store {
-    return this.walk.store
+    return this.walk.documents.view()
   }
 
   get resolve(): (value: unknown) => unknown {
@@ -232,6 +239,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     flow,
     project: parent.project,
     store: parent.store,
+    documents: parent.documents,
     run: parent.run,
     inputs: checked.values,
     stopper: subFlowStopper(parent.stopper),
@@ -309,7 +317,7 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
     let result: NodeResult
     try {
       // Most nodes have no expressions: they do not wait for an evaluation that has nothing to do.
-      if (expressionsOf(flow, node).length > 0) await evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits.expressionMs, walk.expressionValues)
+      if (expressionsOf(flow, node, kind.literalSettings).length > 0) await evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits.expressionMs, walk.expressionValues)
       result = await stopper.race(kind.execute(context))
     } catch (error) {
       if (error instanceof RunStopped) throw error

@@ -10,7 +10,7 @@ import type { AppContext } from './context.js'
 import { errorResponse, INVALID_TOKEN } from './respond.js'
 import { CHALLENGES } from './authorization.js'
 import { cookieToken, projectRole } from './sign-in.js'
-import type { WorkspaceEntry } from './workspace.js'
+import type { WorkspaceEntry } from '../serve/workspace.js'
 
 /** The caller of a page or API: every project (loopback), a user's projects, or nobody known. */
 export type Caller = { kind: 'loopback' } | { kind: 'user'; user: UserEntry } | { kind: 'anonymous' }

@@ -19,7 +19,7 @@ import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
 import { TICK_FAILURE_WINDOW_MS, tickHandler } from './routes/tick.js'
 import { UsersCache } from './sign-in.js'
-import type { Workspace } from './workspace.js'
+import type { Workspace } from '../serve/workspace.js'
 
 export type { AppOptions } from './context.js'
 

@@ -3,17 +3,18 @@
 // (src/model/async-runs.ts). A worker claims with a fresh token and a lease it renews every third
 // of the lease, so the runs of an instance that was SIGKILLed are claimed again by any instance once
 // their lease runs out. Each run goes through the one engine with the id its 202 named; its history
-// record and its queue row's completion commit in one transaction, so it is recorded exactly once.
+// record, its inserts and its queue row's completion commit in one transaction, so it is recorded
+// exactly once.
 // Side effects are another matter: see README "Async runs".
 import { createHash, randomUUID } from 'node:crypto'
 import { acquireFlowSlot } from '../flow/concurrency.js'
 import { runFlow } from '../flow/engine.js'
 import { concurrencyOf } from '../project/guard-settings.js'
-import type { RunInput, RunResponse } from '../model/run.js'
+import type { InsertIds, RunInput, RunResponse } from '../model/run.js'
 import type { Flow, Project } from '../model/project.js'
 import { isAsyncClaimLost, type ClaimedAsyncRun } from '../model/async-runs.js'
-import type { RunDetailsText, RunRecord, Store } from '../model/store.js'
-import type { Workspace } from './workspace.js'
+import type { RunDetailsText, RunDocument, RunRecord, Store } from '../model/store.js'
+import type { Workspace } from '../serve/workspace.js'
 
 export interface AsyncRunnerOptions {
   /** A claim lasts this long unless renewed (default 10 s): how soon a killed instance's runs are taken over. */
@@ -179,10 +180,11 @@ export class AsyncRunner {
     // The project as it is now: a reload since the 202 applies, as it would to a run starting now.
     const project = this.#workspace.get(claimed.projectId)?.project
     if (!project) throw new RunReleased()
-    const finish = (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse) => {
+    // The record, the run's inserts and the queue row's completion commit in one transaction.
+    const finish = (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse, documents: readonly RunDocument[] = []) => {
       // Shutdown stopped the run midway: it goes back to the queue rather than being recorded as failed.
       if (this.#abort.signal.aborted) throw new RunReleased()
-      return store.finishAsyncRun(record, project.settings.limits.historyRuns, details, { claimToken: token, response: JSON.stringify(response) })
+      return store.finishAsyncRun(record, project.settings.limits.historyRuns, details, { claimToken: token, response: JSON.stringify(response) }, documents)
     }
     const flow = project.flows.get(claimed.flow)
     if (!flow?.start) {
@@ -200,7 +202,8 @@ export class AsyncRunner {
       outcome = await runFlow({
         project,
         flow,
-        store: idempotentInserts(store, claimed),
+        store,
+        insertIds: asyncInsertIds(claimed),
         trigger: 'http',
         method: claimed.method,
         input: JSON.parse(claimed.input) as RunInput,
@@ -249,38 +252,22 @@ function failedRecord(project: Project, claimed: ClaimedAsyncRun, httpStatus: nu
 }
 
 /**
- * The store an async run writes documents through: its nth insert into a collection gets an id made
- * from the run id, the collection and n, and an insert whose id is already there (written by an
- * earlier attempt of this run that was killed midway) keeps the stored document. So a resumed run
- * whose inserts happen in the same order does not insert them twice.
+ * The ids of an async run's inserts: its nth insert into a collection gets an id made from the run
+ * id, the collection and n. A run taken over (attempt 2 and on) keeps a document already stored
+ * under such an id: its earlier attempt committed it (a node read after inserting, which commits
+ * the inserts before the record), so a resumed run whose inserts happen in the same order does not
+ * insert them twice.
  */
-function idempotentInserts(store: Store, claimed: ClaimedAsyncRun): Store {
+function asyncInsertIds(claimed: ClaimedAsyncRun): InsertIds {
   const counts = new Map<string, number>()
   const seconds = Math.floor(new Date(claimed.receivedAt).getTime() / 1000).toString(16).padStart(8, '0').slice(-8)
-  const insertDocument: Store['insertDocument'] = async (projectId, collection, document, givenId) => {
-    if (givenId !== undefined) return store.insertDocument(projectId, collection, document, givenId)
-    const n = (counts.get(collection) ?? 0) + 1
-    counts.set(collection, n)
-    // Time first, like every document id (ids sort by creation time); then a hash of run, collection and n.
-    const id = seconds + createHash('sha256').update(`${claimed.id}\0${collection}\0${n}`).digest('hex').slice(0, 16)
-    try {
-      return await store.insertDocument(projectId, collection, document, id)
-    } catch (error) {
-      if (claimed.attempts > 1 && isDuplicateKey(error)) return id
-      throw error
-    }
-  }
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === 'insertDocument') return insertDocument
-      const value: unknown = Reflect.get(target, property, target)
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+  return {
+    keepExisting: claimed.attempts > 1,
+    next(collection) {
+      const n = (counts.get(collection) ?? 0) + 1
+      counts.set(collection, n)
+      // Time first, like every document id (ids sort by creation time); then a hash of run, collection and n.
+      return seconds + createHash('sha256').update(`${claimed.id}\0${collection}\0${n}`).digest('hex').slice(0, 16)
     },
-  })
-}
-
-/** A primary-key clash: SQLite's constraint error, PostgreSQL's unique_violation. */
-function isDuplicateKey(error: unknown): boolean {
-  const code = String((error as { code?: unknown } | null)?.code ?? '')
-  return code === '23505' || code.startsWith('SQLITE_CONSTRAINT')
+  }
 }

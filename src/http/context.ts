@@ -2,7 +2,7 @@
 import type { RejectionCounter } from './rejections.js'
 import type { RateLimiter } from './rate-limit.js'
 import type { UsersCache } from './sign-in.js'
-import type { Workspace } from './workspace.js'
+import type { Workspace } from '../serve/workspace.js'
 import type { ClientOptions } from './client.js'
 
 export interface AppOptions extends ClientOptions {

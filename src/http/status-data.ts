@@ -6,7 +6,7 @@ import type { Project } from '../model/project.js'
 import { listSchedules, type ScheduleListing } from '../schedule/due-index.js'
 import type { RunRecord, Store } from '../model/store.js'
 import type { AppContext } from './context.js'
-import { describeStoreError } from './workspace.js'
+import { describeStoreError } from '../serve/workspace.js'
 
 export const HEARTBEAT_STALE_MS = 2 * 60_000
 const RECENT_RUNS = 10

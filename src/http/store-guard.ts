@@ -15,9 +15,9 @@ const guarded = new WeakMap<Store, Store>()
 export function guardStore(store: Store): Store {
   let proxy = guarded.get(store)
   if (proxy) return proxy
-  const recordRun: Store['recordRun'] = async (run, cap, details) => {
+  const recordRun: Store['recordRun'] = async (run, cap, details, documents) => {
     try {
-      await store.recordRun(run, cap, details)
+      await store.recordRun(run, cap, details, documents)
     } catch (error) {
       throw new StoreWriteError(error)
     }

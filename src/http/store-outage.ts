@@ -3,7 +3,7 @@
 // outage under load would otherwise flood the terminal.
 import type { Project } from '../model/project.js'
 import type { AppContext } from './context.js'
-import { describeStoreError } from './workspace.js'
+import { describeStoreError } from '../serve/workspace.js'
 
 const downByContext = new WeakMap<AppContext, Set<string>>()
 

@@ -4,7 +4,7 @@
 // node's expressions just before the node runs (`evaluateNodeExpressions`) and `resolve` reads the values.
 import type { Flow, FlowNode, Secrets } from '../model/project.js'
 import { compileExpression, evaluateExpression, type CompiledExpression } from './expression.js'
-import { parseTemplate, UNTEMPLATED_SETTINGS, type ExpressionPart, type ParsedTemplate, type Reference } from './template.js'
+import { parseTemplate, type ExpressionPart, type ParsedTemplate, type Reference } from './template.js'
 
 /** What a run's references read: `{ [refName]: output, run: { id, startedAt, trigger, scheduledFor } }`. */
 export type Scope = Record<string, unknown>
@@ -131,20 +131,23 @@ const compiledCaches = new WeakMap<Flow, Map<string, CompiledExpression>>()
 // The expressions in each node's settings (most nodes have none).
 const nodeExpressions = new WeakMap<FlowNode, ExpressionPart[]>()
 
-/** Every `{{= }}` part in a node's settings, parsed through the flow's cache (so `resolve` finds them). */
-export function expressionsOf(flow: Flow, node: FlowNode): ExpressionPart[] {
+/**
+ * Every `{{= }}` part in a node's settings, parsed through the flow's cache (so `resolve` finds them).
+ * `literalSettings` (the kind's, such as a Start's `inputs`) hold schemas, not templates; the first
+ * call for a node decides, which is the engine's, before the node's expressions are evaluated.
+ */
+export function expressionsOf(flow: Flow, node: FlowNode, literalSettings: readonly string[] = []): ExpressionPart[] {
   let found = nodeExpressions.get(node)
   if (found) return found
   found = []
   const cache = templateCacheOf(flow)
-  const skipped = UNTEMPLATED_SETTINGS[node.type] ?? []
   const visit = (value: unknown): void => {
     if (typeof value === 'string') {
       if (value.includes('{{=')) found?.push(...parsedFrom(cache, value).expressions)
     } else if (Array.isArray(value)) value.forEach(visit)
     else if (value !== null && typeof value === 'object') Object.values(value).forEach(visit)
   }
-  for (const [setting, value] of Object.entries(node.settings)) if (!skipped.includes(setting)) visit(value)
+  for (const [setting, value] of Object.entries(node.settings)) if (!literalSettings.includes(setting)) visit(value)
   nodeExpressions.set(node, found)
   return found
 }

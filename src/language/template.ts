@@ -33,8 +33,6 @@ export interface ParsedTemplate {
   expressions: ExpressionPart[]
 }
 
-/** Settings that hold JSON Schemas, not bindings: their strings are never templates. */
-export const UNTEMPLATED_SETTINGS: Readonly<Record<string, readonly string[]>> = { start: ['inputs'], end: ['schema'] }
 
 const TOKEN = /\{\{(=?)|\$\{secrets\.([A-Za-z0-9_]+)\}/g
 const REFERENCE = /\{\{\s*([^{}]*?)\s*\}\}/y

@@ -1,7 +1,7 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
 import type { BodyType, Flow, FlowNode, Project } from './project.js'
-import type { RunDetailsText, RunRecord, RunTrigger, Store, StoredTraceStep } from './store.js'
+import type { RunDetailsText, RunDocument, RunRecord, RunTrigger, Store, StoredTraceStep } from './store.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {
@@ -41,11 +41,25 @@ export interface RunOptions {
   replayOf?: string
   /** The run's id when it was chosen before the run (an async run's id is in its 202); default a new one. */
   runId?: string
+  /** The ids of the run's inserts (default: a new document id each). */
+  insertIds?: InsertIds
   /**
    * Writes the finished run instead of `store.recordRun` (async runs write the record and their
-   * queue row's completion in one transaction). `response` is the answer a caller would get.
+   * queue row's completion in one transaction). `response` is the answer a caller would get;
+   * `documents` the run's inserts, to commit in the same transaction as the record.
    */
-  recordRun?: (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse) => Promise<void>
+  recordRun?: (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse, documents: readonly RunDocument[]) => Promise<void>
+}
+
+/**
+ * Ids for a run's inserts chosen by its caller: an async run's are made from its run id, so a run
+ * taken over after its worker died inserts the same ids again.
+ */
+export interface InsertIds {
+  /** The id of the run's next insert into `collection`. */
+  next(collection: string): string
+  /** Keep a document already stored under such an id instead of failing (RunDocument.keepExisting). */
+  keepExisting: boolean
 }
 
 /** What a finished run answers: an End's status and body, 204 without one, or the failure answer. */

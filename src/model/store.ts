@@ -125,6 +125,21 @@ export interface DocumentChange {
   unset: readonly string[]
 }
 
+/**
+ * A document a run inserted. The insert node has its id at once; the row commits with the run's
+ * record (one transaction per run), or earlier when a later node of the run reads documents.
+ */
+export interface RunDocument {
+  collection: string
+  id: string
+  document: unknown
+  /**
+   * Keep a document already stored under this id instead of failing: an async run taken over after
+   * its worker died inserts again, with the same ids, what that worker may have committed.
+   */
+  keepExisting: boolean
+}
+
 /** Expression indexes declared in flowctl.yaml: field paths per collection. */
 export type DocumentIndexes = Record<string, readonly FieldPath[]>
 
@@ -133,9 +148,11 @@ export interface Store {
 
   /**
    * Writes the run durably (committed before the promise resolves) and trims history to `historyCap`.
-   * `details` are the stored input and trace, when `history.keep` keeps them for this run.
+   * `details` are the stored input and trace, when `history.keep` keeps them for this run;
+   * `documents` the run's inserts not committed yet, written in the same transaction as the record
+   * (all or nothing: a document that cannot be written fails the whole run's write).
    */
-  recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void>
+  recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText, documents?: readonly RunDocument[]): Promise<void>
   /** Records without input and trace: lists stay cheap however big the traces are. */
   listRuns(query: RunQuery): Promise<RunRecord[]>
   /** One record with its input and trace (null when not kept). */
@@ -148,6 +165,8 @@ export interface Store {
    * documents with the ids their inputs name; the caller keeps it unique, it is the primary key).
    */
   insertDocument(projectId: string, collection: string, document: unknown, id?: string): Promise<string>
+  /** Commits a run's pending inserts ahead of its record, in one transaction (a node of the run reads after writing). */
+  insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void>
   /** The document with `_id` (its id) first; null when there is none. Non-object documents come back as stored. */
   getDocument(projectId: string, collection: string, id: string): Promise<unknown | null>
   /** One page of the matching documents (each with `_id`) and the count of all matches. */
@@ -201,11 +220,17 @@ export interface Store {
   /** Extends to now + leaseMs the lease of every running row claimed with one of `tokens`. */
   renewAsyncClaims(tokens: string[], leaseMs: number): Promise<void>
   /**
-   * Writes the run's history record and marks its queue row finished, in one transaction. Rejects
-   * with AsyncClaimLost (writing nothing) when the row is not claimed with this token any more, or
-   * the run is already recorded.
+   * Writes the run's history record and its pending `documents`, and marks its queue row finished,
+   * in one transaction. Rejects with AsyncClaimLost (writing nothing) when the row is not claimed
+   * with this token any more, or the run is already recorded.
    */
-  finishAsyncRun(run: RunRecord, historyCap: number, details: RunDetailsText | undefined, completion: AsyncRunCompletion): Promise<void>
+  finishAsyncRun(
+    run: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    completion: AsyncRunCompletion,
+    documents?: readonly RunDocument[],
+  ): Promise<void>
   /** Puts a claimed run back in the queue (shutdown before it finished). */
   releaseAsyncRun(id: string, token: string): Promise<void>
   /** The run's state for the result route; null when no such run was queued (or it was pruned). */

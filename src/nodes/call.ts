@@ -19,6 +19,7 @@ export const callNode: NodeKind = {
     },
   },
   ports: () => ['out'],
+  calledFlow: (settings) => (typeof settings.flow === 'string' ? settings.flow : null),
   async execute(context) {
     const { settings } = context.node
     const body = settings.input === undefined ? {} : context.resolve(settings.input)

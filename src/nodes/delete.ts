@@ -12,7 +12,7 @@ export const deleteNode: NodeKind = {
     required: ['collection'],
     properties: { description: { type: 'string' }, collection: COLLECTION_SCHEMA, documentId: ID_SCHEMA, filter: FILTER_SCHEMA },
   },
-  check: (settings) => checkTargetSettings(settings, 'delete'),
+  checkSettings: (settings) => checkTargetSettings(settings, 'delete'),
   ports: () => ['out'],
   async execute(context) {
     const deleted = await context.store.deleteDocuments(context.project.settings.projectId, collectionOf(context), boundTarget(context))

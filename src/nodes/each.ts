@@ -19,6 +19,7 @@ export const eachNode: NodeKind = {
     },
   },
   ports: () => ['out'],
+  calledFlow: (settings) => (typeof settings.flow === 'string' ? settings.flow : null),
   async execute(context) {
     const { settings } = context.node
     // Null (a missing list, or an expression that selected nothing) is no items.

@@ -43,7 +43,7 @@ export const findNode: NodeKind = {
       skip: COUNT_SCHEMA('Leave out this many matches first (paging).'),
     },
   },
-  check: checkFilterSettings,
+  checkSettings: checkFilterSettings,
   ports: () => ['out'],
   async execute(context) {
     const limit = Math.min(countSetting(context, 'limit', FIND_DEFAULT_LIMIT), FIND_MAX_LIMIT)

@@ -1,11 +1,41 @@
-import { appendQuery, buildUrl, UrlTemplateError } from '../language/url-template.js'
+import { hasTemplate, parseTemplate, TemplateSyntaxError } from '../language/template.js'
+import { appendQuery, buildUrl, ORIGIN_DONE, UrlTemplateError } from '../language/url-template.js'
 import { textOf } from '../language/resolve.js'
 import { maskSecrets, secretNamesIn } from '../language/secrets.js'
 import { AnswerTooLarge, DEFAULT_MAX_RESPONSE_BYTES, readCappedText, sendFollowingRedirects, RedirectRefused } from './http-answer.js'
 import type { FetchAnswer } from '../model/run.js'
-import type { NodeKind } from './types.js'
+import type { NodeKind, SettingsProblem } from './types.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000
+
+/**
+ * A value may not sit in the url's scheme, host or port (the run refuses it too; here it is caught
+ * early when the text before it is plain). A url that is exactly one value is the whole URL; a secret
+ * may hold the base URL, so it is checked when the node runs.
+ */
+function checkUrl(settings: Record<string, unknown>): SettingsProblem[] {
+  const url = settings.url
+  if (typeof url !== 'string' || !hasTemplate(url)) return []
+  let parts
+  try {
+    parts = parseTemplate(url).parts
+  } catch (error) {
+    if (error instanceof TemplateSyntaxError) return [] // reported with the other templates
+    throw error
+  }
+  if (parts.length === 1) return []
+  let before = ''
+  for (const part of parts) {
+    if (typeof part === 'string') before += part
+    else if (part.kind === 'secret') return []
+    else if (ORIGIN_DONE.test(before)) return []
+    else {
+      const message = 'url has a {{ }} value in its scheme, host or port, so a caller could choose where the request goes; write the base URL in the flow file (or a ${secrets.X})'
+      return [{ path: ['url'], message }]
+    }
+  }
+  return []
+}
 
 /**
  * Calls an HTTP endpoint. A network error or timeout fails the node; an HTTP status does so only with
@@ -36,6 +66,8 @@ export const httpNode: NodeKind = {
     },
   },
   ports: () => ['out'],
+  checkSettings: checkUrl,
+  sendsRequests: true,
   async execute(context) {
     const { settings } = context.node
     const method = String(settings.method ?? 'get').toUpperCase()

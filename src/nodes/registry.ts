@@ -16,17 +16,35 @@ import type { NodeKind } from './types.js'
 import { updateNode } from './update.js'
 import { waitNode } from './wait.js'
 
-const kinds = [startNode, endNode, ifNode, switchNode, insertNode, setNode, httpNode, getNode, findNode, updateNode, deleteNode, callNode, eachNode, waitNode]
+const builtinKinds = [startNode, endNode, ifNode, switchNode, insertNode, setNode, httpNode, getNode, findNode, updateNode, deleteNode, callNode, eachNode, waitNode]
 
 /** Every kind but start and end also takes `retry` and `onError` (SPEC §13). */
 function withCommonSettings(kind: NodeKind): NodeKind {
-  if (kind === startNode || kind === endNode) return kind
+  if (kind.noCommonSettings) return kind
   const schema = kind.settingsSchema as { properties?: Record<string, unknown> }
   return { ...kind, settingsSchema: { ...kind.settingsSchema, properties: { ...schema.properties, ...COMMON_SETTINGS } } }
 }
 
-export const nodeKinds: ReadonlyMap<string, NodeKind> = new Map(kinds.map((kind) => [kind.type, withCommonSettings(kind)]))
+const registered = new Map<string, NodeKind>()
+
+/** Every known kind by type, in registration order (the published schema and messages follow it). */
+export const nodeKinds: ReadonlyMap<string, NodeKind> = registered
 
 export function getNodeKind(type: string): NodeKind | undefined {
-  return nodeKinds.get(type)
+  return registered.get(type)
 }
+
+/**
+ * Adds a node kind: the one line a new kind needs (below, for built-in kinds). Flows loaded after this
+ * may use it. Its settings schema is compiled on first use (only built-in kinds are precompiled).
+ */
+export function registerNodeKind(kind: NodeKind): NodeKind {
+  if (!/^[a-z][a-zA-Z0-9]*$/.test(kind.type)) throw new Error(`node kind type "${kind.type}" must be a word of letters and digits starting with a lower-case letter`)
+  if (registered.has(kind.type)) throw new Error(`node kind "${kind.type}" is already registered`)
+  if (kind.terminates && kind.ports({}).length > 0) throw new Error(`node kind "${kind.type}" terminates the run, so it can have no ports`)
+  const complete = withCommonSettings(kind)
+  registered.set(kind.type, complete)
+  return complete
+}
+
+for (const kind of builtinKinds) registerNodeKind(kind)

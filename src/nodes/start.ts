@@ -1,5 +1,19 @@
+// The Start node: its settings, the checks on them (input schemas, auth header, body types, CORS),
+// and `entry.read`, which turns them into the flow's StartInfo (what the Run API and OpenAPI use).
+import { corsProblem, readCors } from '../model/cors.js'
+import {
+  corsFor,
+  HTTP_METHODS,
+  type AuthSettings,
+  type BodyType,
+  type FlowNode,
+  type HttpMethod,
+  type JsonSchema,
+  type StartInfo,
+  type StartInputs,
+} from '../model/project.js'
 import { CORS_SCHEMA } from '../model/shapes.js'
-import type { NodeKind } from './types.js'
+import type { NodeKind, NodeRequestDoc, SettingsCheckContext, SettingsProblem } from './types.js'
 
 const inputSchema = { type: 'object', description: 'A JSON Schema of type object; each property is one input.' }
 
@@ -98,7 +112,170 @@ export const startNode: NodeKind = {
     },
   },
   ports: () => ['out'],
+  noCommonSettings: true,
+  literalSettings: ['inputs'],
+  entry: { read: readStartInfo },
+  openapi: { request: documentedRequest },
   async execute(context) {
     return { output: context.inputs ?? {} }
   },
+}
+
+const INPUT_SECTIONS = ['body', 'path', 'query', 'headers'] as const
+const DEFAULT_API_KEY_HEADER = 'X-API-Key'
+const BODY_TYPES: readonly BodyType[] = ['json', 'form', 'text']
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+
+function readAuth(value: unknown): AuthSettings | null {
+  if (!isRecord(value)) return null
+  const text = (v: unknown) => (typeof v === 'string' ? v : '')
+  if (value.type === 'bearer') return { type: 'bearer', token: text(value.token) }
+  if (value.type === 'basic') return { type: 'basic', username: text(value.username), password: text(value.password) }
+  if (value.type === 'apiKey') return { type: 'apiKey', key: text(value.key), header: text(value.header) || DEFAULT_API_KEY_HEADER }
+  if (value.type === 'hmac') {
+    return {
+      type: 'hmac',
+      secret: text(value.secret),
+      header: text(value.header),
+      algorithm: value.algorithm === 'sha1' || value.algorithm === 'sha512' ? value.algorithm : 'sha256',
+      prefix: text(value.prefix),
+      encoding: value.encoding === 'base64' ? 'base64' : 'hex',
+    }
+  }
+  return null
+}
+
+function readAccept(value: unknown): BodyType[] {
+  if (!Array.isArray(value)) return ['json']
+  const types = BODY_TYPES.filter((type) => value.includes(type))
+  return types.length > 0 ? types : ['json']
+}
+
+/** An HTTP header name (RFC 9110 token); anything else makes every request fail inside fetch/Headers. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+export function isHeaderName(name: string): boolean {
+  return HEADER_NAME.test(name)
+}
+
+const HEADER_NAME_RULE = "letters, digits and !#$%&'*+.^_`|~- only, no spaces or colons"
+
+/**
+ * The Start's settings as the flow's StartInfo, with every problem they have. Reads defensively (it
+ * runs even when the settings schema found problems), so one mistake gives one message.
+ */
+function readStartInfo(node: FlowNode, context: SettingsCheckContext): { start: StartInfo; problems: SettingsProblem[] } {
+  const { settings } = node
+  const problems: SettingsProblem[] = []
+  const error = (path: (string | number)[], message: string, key = false) => problems.push({ path, message, ...(key ? { key } : {}) })
+  const method: HttpMethod = HTTP_METHODS.includes(settings.method as HttpMethod) ? (settings.method as HttpMethod) : 'post'
+  const accept = readAccept(settings.accept)
+  const textBody = accept.length === 1 && accept[0] === 'text'
+  const written = isRecord(settings.inputs) ? settings.inputs : {}
+  const inputs: StartInputs = {}
+  const declaredIn = new Map<string, string>()
+  for (const section of INPUT_SECTIONS) {
+    const schema = written[section]
+    if (!isRecord(schema)) continue
+    inputs[section] = schema
+    const at = ['inputs', section]
+    const schemaProblem = context.schemaProblem(schema)
+    if (schemaProblem) error([...at, ...schemaProblem.path], `inputs.${section} is not a valid JSON Schema: ${schemaProblem.message}`)
+    // Catastrophic-backtracking `pattern`s (ReDoS): a warning when RE2 runs them, else an error.
+    for (const pattern of context.patternProblems(schema)) {
+      // A patternProperties key is reported at the key itself.
+      const key = pattern.path.at(-2) === 'patternProperties'
+      problems.push({ path: [...at, ...pattern.path], message: `inputs.${section}: ${pattern.message}`, ...(key ? { key } : {}), ...(pattern.severity === 'warning' ? { severity: 'warning' as const } : {}) })
+    }
+    if (section === 'headers') problems.push(...headerNameProblems(schema))
+    if (section === 'body' && textBody) {
+      if (schema.type !== 'string') {
+        error(schema.type === undefined ? at : [...at, 'type'], "with accept: [text] the body is the request's text, so inputs.body must be a schema of type string", schema.type === undefined)
+      }
+    } else if (schema.type !== undefined && schema.type !== 'object') {
+      error([...at, 'type'], `inputs.${section} must be a schema of type object (each property is one input)`)
+    }
+    if (section === 'body' && method === 'get') error(at, 'a get start node cannot have body inputs; use query inputs, or another method', true)
+    const properties = isRecord(schema.properties) && !(section === 'body' && textBody) ? schema.properties : {}
+    for (const name of Object.keys(properties)) {
+      const first = declaredIn.get(name)
+      if (first) error([...at, 'properties', name], `input "${name}" is declared in both ${first} and ${section}; every input is start.${name}, so names must be unique`, true)
+      else declaredIn.set(name, section)
+    }
+  }
+  // A text body is start.body, so no other input may be called body.
+  const bodyClash = textBody ? declaredIn.get('body') : undefined
+  if (bodyClash) error(['inputs', bodyClash, 'properties', 'body'], `a text body is start.body, so an input of ${bodyClash} cannot also be called "body"`, true)
+  // Text bodies are strings and form/JSON bodies objects: the body schema must fit what is accepted.
+  if (accept.includes('text') && accept.length > 1) {
+    error(['accept'], 'accept: text cannot be combined with json or form (a text body is a string, the others are objects); make a second flow for the other type')
+  }
+  if (method === 'get' && settings.accept !== undefined) {
+    problems.push({ path: ['accept'], message: 'accept has no effect on a get start node (GET requests have no body)', key: true, severity: 'warning' })
+  }
+  const authHeader = isRecord(settings.auth) ? settings.auth.header : undefined
+  if (typeof authHeader === 'string' && authHeader !== '' && !isHeaderName(authHeader)) {
+    error(['auth', 'header'], `auth.header ${JSON.stringify(authHeader)} is not a valid HTTP header name (${HEADER_NAME_RULE})`)
+  }
+  const cors = readCors(settings.cors)
+  const problem = cors ? corsProblem(corsFor(context.projectCors, cors)) : null
+  if (problem) error(['cors'], problem, true)
+  const pathProperties = isRecord(inputs.path?.properties) ? inputs.path.properties : {}
+  const start: StartInfo = {
+    node,
+    method,
+    auth: readAuth(settings.auth),
+    inputs,
+    pathParams: Object.keys(pathProperties),
+    accept,
+    http: settings.http !== false,
+    ...(settings.respond === 'async' ? { respond: 'async' as const } : {}),
+    cors,
+    ...(typeof settings.summary === 'string' && settings.summary !== '' ? { summary: settings.summary } : {}),
+    ...(typeof settings.operationId === 'string' && settings.operationId !== '' ? { operationId: settings.operationId } : {}),
+  }
+  return { start, problems }
+}
+
+function headerNameProblems(schema: JsonSchema): SettingsProblem[] {
+  const properties = isRecord(schema.properties) ? Object.keys(schema.properties) : []
+  const required = Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : []
+  const problems: SettingsProblem[] = []
+  for (const name of new Set([...properties, ...required])) {
+    if (isHeaderName(name)) continue
+    const declared = properties.includes(name)
+    const path = declared ? ['inputs', 'headers', 'properties', name] : ['inputs', 'headers', 'required']
+    problems.push({ path, message: `inputs.headers: ${JSON.stringify(name)} is not a valid HTTP header name (${HEADER_NAME_RULE})`, ...(declared ? { key: true } : {}) })
+  }
+  return problems
+}
+
+/** The operation's parameters (path, query and header inputs) and body (one media type per accepted body type). */
+function documentedRequest(start: StartInfo): NodeRequestDoc {
+  const { path, query, headers, body } = start.inputs
+  const pathProperties = propertiesOf(path)
+  const parameters: NodeRequestDoc['parameters'] = [
+    ...start.pathParams.map((name) => ({ name, in: 'path' as const, required: true, schema: pathProperties[name] })),
+    ...objectParameters(query, 'query'),
+    ...objectParameters(headers, 'header'),
+  ]
+  if (start.method === 'get') return { parameters, body: null }
+  // A text body is one string (SPEC §11).
+  if (start.accept.includes('text')) return { parameters, body: { required: body !== undefined, content: { 'text/plain': body ?? { type: 'string' } } } }
+  if (!body) return { parameters, body: null }
+  const content: Record<string, JsonSchema> = {}
+  if (start.accept.includes('json')) content['application/json'] = body
+  if (start.accept.includes('form')) content['application/x-www-form-urlencoded'] = body
+  return { parameters, body: { required: true, content } }
+}
+
+function objectParameters(schema: JsonSchema | undefined, location: 'query' | 'header'): NodeRequestDoc['parameters'] {
+  const required = new Set(Array.isArray(schema?.required) ? schema.required : [])
+  return Object.entries(propertiesOf(schema)).map(([name, property]) => ({ name, in: location, required: required.has(name), schema: property }))
+}
+
+function propertiesOf(schema: JsonSchema | undefined): Record<string, unknown> {
+  return isRecord(schema?.properties) ? schema.properties : {}
 }

@@ -1,6 +1,7 @@
-// What a node kind is: a description (settings schema, ports) beside `execute`.
-// Adding a kind is adding a file in src/nodes/ and a line in registry.ts.
-import type { FlowNode, JsonSchema, Project } from '../model/project.js'
+// What a node kind is: its settings schema, ports, load-time checks and OpenAPI part beside `execute`.
+// Adding a kind is adding a file in src/nodes/ and a line in registry.ts (see src/nodes/README.md).
+// The loader, the engine and the OpenAPI generator ask the kind; none of them tests a node's type.
+import type { CorsSettings, FlowNode, JsonSchema, Project, StartInfo } from '../model/project.js'
 import type { ResolvedPart } from '../language/resolve.js'
 import type { NodeFetch, RunSleep } from '../model/run.js'
 import type { Store } from '../model/store.js'
@@ -52,8 +53,32 @@ export interface NodeKind {
   ports(settings: Record<string, unknown>): string[]
   /** Whether `next` is a single node id (one port `out`) rather than a port map. */
   singlePort: boolean
-  /** Load-time checks the settings schema cannot express (filter operators); `path` is relative to the node. */
-  check?(settings: Record<string, unknown>): SettingsProblem[]
+  /** The run ends at this node (End): it has no ports, and `execute` returns the run's `response`. */
+  terminates?: boolean
+  /** Settings that hold JSON Schemas rather than bindings: their strings are never templates. */
+  literalSettings?: readonly string[]
+  /** Whether `retry` and `onError` (SPEC §13) are left out of its settings (Start and End). */
+  noCommonSettings?: boolean
+  /**
+   * Load-time checks the settings schema cannot express (filter operators, where a url may hold
+   * values); run once the settings fit the schema. Project-level help comes in `context`.
+   */
+  checkSettings?(settings: Record<string, unknown>, context: SettingsCheckContext): SettingsProblem[]
+  /** The slug of the flow this node runs (call, each): checked across files, followed by `flowctl test`. */
+  calledFlow?(settings: Record<string, unknown>): string | null
+  /** It sends requests through `context.fetch`, so `flowctl test` mocks (keyed by node id) may answer them. */
+  sendsRequests?: boolean
+  /** The flow's entry (Start): every flow has exactly one such node; `read` gives its HTTP face. */
+  entry?: {
+    read(node: FlowNode, context: SettingsCheckContext): { start: StartInfo; problems: SettingsProblem[] }
+  }
+  /** What a node of this kind adds to the OpenAPI document. */
+  openapi?: {
+    /** A terminating node's answer (End): its status, media type, body schema (as written) and header names. */
+    response?(node: FlowNode): NodeResponseDoc
+    /** The entry node's request (Start): parameters and body, for the flow's operation. */
+    request?(start: StartInfo): NodeRequestDoc
+  }
   execute(context: NodeContext): Promise<NodeResult>
 }
 
@@ -62,4 +87,33 @@ export interface SettingsProblem {
   message: string
   /** Point at the key rather than its value. */
   key?: boolean
+  /** Default error: the flow is left out. A warning keeps it. */
+  severity?: 'warning'
+}
+
+/** What load-time checks may ask of the project (the nodes layer cannot import the loader). */
+export interface SettingsCheckContext {
+  /** Where a user's JSON Schema breaks the meta-schema (a path inside it), or null when it is valid. */
+  schemaProblem(schema: JsonSchema): { path: string[]; message: string } | null
+  /** `pattern`s inside a schema that could backtrack catastrophically (ReDoS). */
+  patternProblems(schema: JsonSchema): { path: (string | number)[]; severity: 'error' | 'warning'; message: string }[]
+  /** The project's CORS settings, which a Start's `cors` fields override. */
+  projectCors?: CorsSettings
+}
+
+/** What an operation takes, for the OpenAPI document; schemas as written (the generator converts them). */
+export interface NodeRequestDoc {
+  parameters: { name: string; in: 'path' | 'query' | 'header'; required: boolean; schema: unknown }[]
+  /** Media type → schema of the body; null when the operation reads no body. */
+  body: { required: boolean; content: Record<string, JsonSchema> } | null
+}
+
+/** One terminating node's answer, for the OpenAPI document. */
+export interface NodeResponseDoc {
+  status: number
+  mediaType: string
+  /** JSON Schema of the body as written (converted to OpenAPI's dialect by the generator), or null. */
+  schema: JsonSchema | null
+  /** Header names the node sets. */
+  headers: string[]
 }

@@ -41,7 +41,7 @@ export const updateNode: NodeKind = {
       unset: { type: 'array', items: { type: 'string' }, description: 'Top-level fields to remove.' },
     },
   },
-  check(settings) {
+  checkSettings(settings) {
     const problems: SettingsProblem[] = checkTargetSettings(settings, 'update')
     const set = settings.set
     if (set !== null && typeof set === 'object') {

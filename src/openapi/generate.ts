@@ -1,10 +1,12 @@
 // The project's OpenAPI 3.0.3 document: a pure function of the loaded project, with a stable key
 // order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
+import { getNodeKind } from '../nodes/registry.js'
 import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
 import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
 import { ASYNC_ACCEPTED_SCHEMA, ASYNC_ACCEPTED_SCHEMA_NAME, buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'
+import type { NodeRequestDoc } from '../nodes/types.js'
 import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './types.js'
 
 export type { OpenApiDocument } from './types.js'
@@ -39,8 +41,9 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
   const operationIds = new Set<string>()
   const paths: Record<string, OpenApiPathItem> = {}
   for (const { path, flow, start } of callables) {
-    const parameters = buildParameters(start)
-    const requestBody = buildRequestBody(start)
+    const request = getNodeKind(start.node.type)?.openapi?.request?.(start) ?? { parameters: [], body: null }
+    const parameters = buildParameters(start, request.parameters)
+    const requestBody = request.body ? { required: request.body.required, content: convertedContent(request.body.content) } : undefined
     const cors = corsFor(project.settings.cors, start.cors)
     const operation: OpenApiOperation = {
       summary: start.summary ?? start.node.name,
@@ -96,28 +99,13 @@ function uniqueOperationId(base: string, taken: Set<string>): string {
   return id
 }
 
-/** One media type per accepted body type (SPEC §11); a text body is one string. */
-function buildRequestBody(start: StartInfo): OpenApiOperation['requestBody'] | undefined {
-  if (start.method === 'get') return undefined
-  const body = start.inputs.body
-  if (start.accept.includes('text')) {
-    return { required: body !== undefined, content: { 'text/plain': { schema: body ? toOpenApiSchema(body) : { type: 'string' } } } }
-  }
-  if (!body) return undefined
-  const content: Record<string, { schema: JsonSchema }> = {}
-  if (start.accept.includes('json')) content['application/json'] = { schema: toOpenApiSchema(body) }
-  if (start.accept.includes('form')) content['application/x-www-form-urlencoded'] = { schema: toOpenApiSchema(body) }
-  return { required: true, content }
+function convertedContent(content: Record<string, JsonSchema>): Record<string, { schema: JsonSchema }> {
+  return Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema: toOpenApiSchema(schema) }]))
 }
 
-function buildParameters(start: StartInfo): OpenApiParameter[] {
-  const { path, query, headers } = start.inputs
-  const pathProperties = propertiesOf(path)
-  const declared = [
-    ...start.pathParams.map((name) => parameter(name, 'path', pathProperties[name], true)),
-    ...objectParameters(query, 'query'),
-    ...objectParameters(headers, 'header'),
-  ]
+/** The Start's own parameters (its kind's `openapi.request`), then the idempotency key header. */
+function buildParameters(start: StartInfo, own: NodeRequestDoc['parameters']): OpenApiParameter[] {
+  const declared = own.map((p) => parameter(p.name, p.in, p.schema, p.required))
   // The idempotency key header (SPEC §12), unless the Start declares that header itself.
   const idempotency = idempotencyOf(start)
   if (idempotency && !declared.some((p) => p.in === 'header' && p.name.toLowerCase() === idempotency.headerKey)) {
@@ -125,11 +113,6 @@ function buildParameters(start: StartInfo): OpenApiParameter[] {
     declared.push(parameter(idempotency.header, 'header', { type: 'string', maxLength: 255, description }, false))
   }
   return declared
-}
-
-function objectParameters(schema: JsonSchema | undefined, location: 'query' | 'header'): OpenApiParameter[] {
-  const required = new Set(Array.isArray(schema?.required) ? schema.required : [])
-  return Object.entries(propertiesOf(schema)).map(([name, property]) => parameter(name, location, property, required.has(name)))
 }
 
 function parameter(name: string, location: OpenApiParameter['in'], property: unknown, required: boolean): OpenApiParameter {
@@ -141,9 +124,4 @@ function parameter(name: string, location: OpenApiParameter['in'], property: unk
     required,
     schema,
   }
-}
-
-function propertiesOf(schema: JsonSchema | undefined): Record<string, unknown> {
-  const properties = schema?.properties
-  return properties && typeof properties === 'object' && !Array.isArray(properties) ? (properties as Record<string, unknown>) : {}
 }

@@ -1,7 +1,9 @@
 // The responses of one operation: what the flow's reachable End nodes answer, plus the answers the
 // Run API gives before or around execution (400 validation, 401 auth, 413/415 body, 429 rate
 // limit, 500 failed run, 503 store), with the headers each answer carries.
+import { reachableFrom } from '../model/flow-graph.js'
 import { getNodeKind } from '../nodes/registry.js'
+import type { NodeResponseDoc } from '../nodes/types.js'
 import type { Flow, FlowNode, JsonSchema } from '../model/project.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import type { OpenApiResponse, SchemaOrRef } from './types.js'
@@ -48,60 +50,28 @@ const JSON_TYPE = 'application/json'
 const runIdHeader = () => ({ 'X-Run-Id': { description: 'Id of the run in run history', schema: { type: 'string' } } })
 
 export interface ReachableEnds {
-  /** Reachable End nodes, in file order. */
+  /** Reachable nodes of terminating kinds (End), in file order. */
   ends: FlowNode[]
   /** Whether some reachable port has no edge, so a run can end without an End (204). */
   endsWithoutEnd: boolean
 }
 
-/** Walks `next` edges from the Start node over every port each node kind has. */
+/** Follows `next` edges from the Start node over every port each node kind has (not onError branches). */
 export function findReachableEnds(flow: Flow, startNode: FlowNode): ReachableEnds {
-  const seen = new Set<string>([startNode.id])
-  const queue = [startNode]
-  let endsWithoutEnd = false
-  while (queue.length > 0) {
-    const node = queue.shift()!
-    if (node.type === 'end') continue
+  const { reached, open } = reachableFrom(startNode.id, (id) => {
+    const node = flow.nodesById.get(id)!
     const ports = getNodeKind(node.type)?.ports(node.settings) ?? Object.keys(node.next)
-    for (const port of ports) {
-      const target = node.next[port] === undefined ? undefined : flow.nodesById.get(node.next[port]!)
-      if (!target) {
-        endsWithoutEnd = true
-        continue
-      }
-      if (seen.has(target.id)) continue
-      seen.add(target.id)
-      queue.push(target)
-    }
-  }
-  const ends = flow.nodes.filter((node) => node.type === 'end' && seen.has(node.id))
-  return { ends, endsWithoutEnd }
+    // A target that is not a node (never so in a loaded flow) ends the run like a missing edge.
+    return ports.map((port) => (flow.nodesById.has(node.next[port] ?? '') ? node.next[port] : undefined))
+  })
+  const ends = flow.nodes.filter((node) => getNodeKind(node.type)?.terminates && reached.has(node.id))
+  return { ends, endsWithoutEnd: open }
 }
 
-function endStatus(node: FlowNode): number {
-  const status = node.settings.status
-  return typeof status === 'number' && Number.isInteger(status) ? status : 200
-}
-
-/** Headers the Run API owns: an End cannot set them (transport), or the document names them itself. */
-const UNDOCUMENTED_END_HEADERS = new Set(['content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'x-run-id'])
-
-/** What one End answers: its media type (JSON unless its headers set another type), schema and header names. */
-function endAnswer(end: FlowNode): { mediaType: string; schema: JsonSchema; headers: string[] } {
-  const written = end.settings.headers
-  const headers = written && typeof written === 'object' && !Array.isArray(written) ? Object.keys(written) : []
-  const contentType = headers.find((name) => name.toLowerCase() === 'content-type')
-  const typeValue = contentType ? String((written as Record<string, unknown>)[contentType] ?? '') : ''
-  const media = typeValue.split(';')[0]!.trim().toLowerCase()
-  const raw = end.settings.schema
-  const declared = raw && typeof raw === 'object' && !Array.isArray(raw) ? toOpenApiSchema(raw as JsonSchema) : null
-  // A template in the content type (`{{ ... }}`) is only known at run time: documented as JSON.
-  const isOther = media !== '' && !media.includes('{') && !/^application\/(?:[\w.+-]+\+)?json$/.test(media)
-  return {
-    mediaType: isOther ? media : JSON_TYPE,
-    schema: declared ?? (isOther ? { type: 'string' } : {}),
-    headers: headers.filter((name) => !UNDOCUMENTED_END_HEADERS.has(name.toLowerCase())),
-  }
+/** What one terminating node answers, in OpenAPI's dialect of JSON Schema. */
+function endAnswer(end: FlowNode): { status: number; mediaType: string; schema: JsonSchema; headers: string[] } {
+  const documented: NodeResponseDoc = getNodeKind(end.type)?.openapi?.response?.(end) ?? { status: 200, mediaType: JSON_TYPE, schema: null, headers: [] }
+  return { ...documented, schema: documented.schema ? toOpenApiSchema(documented.schema) : {} }
 }
 
 /** One schema, or a oneOf of distinct ones; an open schema (`{}`) swallows the others. */
@@ -171,8 +141,8 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
   const { ends, endsWithoutEnd } = options.async ? { ends: [], endsWithoutEnd: false } : findReachableEnds(flow, startNode)
   const byStatus = new Map<number, { content: Map<string, JsonSchema[]>; headers: Set<string> }>()
   for (const end of ends) {
-    const status = endStatus(end)
     const answer = endAnswer(end)
+    const status = answer.status
     let entry = byStatus.get(status)
     if (!entry) byStatus.set(status, (entry = { content: new Map(), headers: new Set() }))
     entry.content.set(answer.mediaType, [...(entry.content.get(answer.mediaType) ?? []), answer.schema])

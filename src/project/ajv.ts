@@ -1,19 +1,19 @@
 // The validators the loader uses. Our own schemas (file shapes, node settings) run precompiled
-// validators (generated/, built by `npm run build`); ajv itself is loaded only when something must
-// be compiled: the user's schemas, or our schemas when the generated code is out of date.
+// validators (dist/generated/, built by `npm run build`); ajv itself is loaded only when something must
+// be compiled: the user's schemas, our schemas when the generated code is missing or out of date, and
+// the settings of node kinds registered after the build.
 import { didYouMean } from './suggest.js'
 import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
 import type { Ajv, ValidateFunction } from 'ajv'
 import type { NodeKind } from '../nodes/types.js'
 import {
-  builtinFingerprint,
   builtinSchemas,
   INPUT_AJV_OPTIONS,
+  schemaFingerprint,
   SHAPE_AJV_OPTIONS,
   withSharedDefs,
 } from './builtin-schemas.js'
-import * as generatedMeta from './generated/meta-validator.js'
-import * as generatedShapes from './generated/shape-validators.js'
 import type { JsonSchema } from '../model/project.js'
 import { patternEngine } from './safe-pattern.js'
 
@@ -24,22 +24,36 @@ const require = createRequire(import.meta.url)
 const loadAjv = () => (require('ajv') as typeof import('ajv')).Ajv
 const loadFormats = () => (require('ajv-formats') as typeof import('ajv-formats')).default
 
+/**
+ * dist/generated/ (scripts/build-validators.mjs): two folders up from this module, whether it runs as
+ * src/project/ajv.ts (vitest), dist/project/ajv.js or a chunk in dist/bin/. Missing (no build yet):
+ * everything is compiled instead.
+ */
+const GENERATED_DIR = new URL('../../dist/generated/', import.meta.url)
+
+function loadGenerated(file: string): Record<string, unknown> {
+  try {
+    return require(fileURLToPath(new URL(file, GENERATED_DIR))) as Record<string, unknown>
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return {}
+    throw error
+  }
+}
+
 const compiled = new WeakMap<object, ValidateFunction>()
 let precompiled: Map<object, ValidateFunction> | undefined
 let shapeAjv: Ajv | undefined
 
-/** Generated validators by the schema object they check, or none when the schemas changed since
- *  the build (then everything is compiled here, as correct and only slower). */
+/** Generated validators by the schema object they check; a schema changed since the build has none
+ *  (it is compiled here, as correct and only slower). */
 function precompiledValidators(): Map<object, ValidateFunction> {
   if (!precompiled) {
     precompiled = new Map()
-    const generated = generatedShapes as unknown as Record<string, ValidateFunction | string | undefined>
-    const schemas = builtinSchemas()
-    if (generated.fingerprint === builtinFingerprint(schemas)) {
-      for (const { name, source } of schemas) {
-        const validate = generated[name]
-        if (typeof validate === 'function') precompiled.set(source, validate)
-      }
+    const generated = loadGenerated('shape-validators.cjs')
+    const fingerprints = (generated.fingerprints ?? {}) as Record<string, string>
+    for (const { name, source } of builtinSchemas()) {
+      const validate = generated[name]
+      if (typeof validate === 'function' && fingerprints[name] === schemaFingerprint(name, source)) precompiled.set(source, validate as ValidateFunction)
     }
   }
   return precompiled
@@ -76,11 +90,13 @@ function getInputAjv(): Ajv {
 }
 
 type MetaCheck = ((schema: unknown) => boolean) & { errors?: ValidateFunction['errors'] }
+let generatedMeta: { draft07?: MetaCheck } | undefined
 
 /** `ajv.validateSchema` for an input schema: the precompiled draft-07 check when the schema names
  *  no other meta-schema, else ajv's own. */
 function checkAgainstMetaSchema(schema: JsonSchema): { valid: boolean; errors: ValidateFunction['errors'] } {
-  const draft07 = (generatedMeta as unknown as { draft07?: MetaCheck }).draft07
+  generatedMeta ??= loadGenerated('meta-validator.cjs') as { draft07?: MetaCheck }
+  const draft07 = generatedMeta.draft07
   if (schema.$schema === undefined && draft07) {
     const valid = draft07(schema)
     return { valid, errors: draft07.errors }

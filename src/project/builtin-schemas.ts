@@ -1,6 +1,6 @@
 // Our own schemas that the loader checks files against, by name, exactly as they are compiled.
-// They are precompiled at build time (precompile.ts → generated/) so a load does not pay for ajv's
-// code generation; the fingerprint tells whether the generated validators match these schemas.
+// They are precompiled at build time (precompile.ts → dist/generated/) so a load does not pay for ajv's
+// code generation; a schema's fingerprint tells whether its generated validator matches it.
 import { createHash } from 'node:crypto'
 import { nodeKinds } from '../nodes/registry.js'
 import { TEST_FILE_SCHEMA } from '../model/test-file-shape.js'
@@ -43,8 +43,7 @@ export function builtinSchemas(): BuiltinSchema[] {
   ]
 }
 
-/** sha1 of the compiled form of every built-in schema. */
-export function builtinFingerprint(schemas: BuiltinSchema[] = builtinSchemas()): string {
-  const text = JSON.stringify(schemas.map(({ name, source }) => [name, withSharedDefs(source)]))
-  return createHash('sha1').update(text).digest('hex')
+/** sha1 of one schema's compiled form (with its name): its generated validator is used only when it matches. */
+export function schemaFingerprint(name: string, source: JsonSchema): string {
+  return createHash('sha1').update(JSON.stringify([name, withSharedDefs(source)])).digest('hex')
 }

@@ -1,11 +1,10 @@
 // Checks across flow files for call and each nodes (SPEC §13): the called flow exists and has a Start,
 // no flow calls itself (directly or through others), and calls nest at most MAX_CALL_DEPTH deep.
 import { MAX_CALL_DEPTH } from '../nodes/call.js'
+import { getNodeKind } from '../nodes/registry.js'
 import type { FlowFileResult } from './flow-file.js'
 import type { FlowNode } from '../model/project.js'
 import type { SourcePath } from './yaml-source.js'
-
-const CALLING_KINDS = new Set(['call', 'each'])
 
 export interface CallProblem {
   result: FlowFileResult
@@ -30,9 +29,9 @@ export function checkCalls(results: FlowFileResult[]): CallProblem[] {
     if (!result.flow) continue
     const sites: CallSite[] = []
     result.flow.nodes.forEach((node, index) => {
-      if (!CALLING_KINDS.has(node.type) || typeof node.settings.flow !== 'string') return
+      const target = getNodeKind(node.type)?.calledFlow?.(node.settings)
+      if (typeof target !== 'string') return
       const at = ['nodes', index, 'flow']
-      const target = node.settings.flow
       const called = bySlug.get(target)
       if (!called) {
         const known = [...bySlug.keys()].join(', ')

@@ -1,5 +1,6 @@
 // The graph of a flow: `next` shapes and targets, reachability from the Start node, loops, and
 // which nodes run before which (what a `{{ reference }}` may name).
+import { reachableFrom, upstreamOf } from '../model/flow-graph.js'
 import type { NodeEntry } from './node-entries.js'
 import { didYouMean } from './suggest.js'
 import { article } from './node-entries.js'
@@ -37,7 +38,7 @@ function readEdges(entry: NodeEntry, collector: ProblemCollector): Edge[] {
   const { kind, rawNext, node, label, path } = entry
   const nextPath = [...path, 'next']
   if (!kind) return looseEdges(entry)
-  if (kind.ports(node.settings).length === 0) {
+  if (kind.terminates || kind.ports(node.settings).length === 0) {
     if (rawNext !== undefined) collector.error(nextPath, `${label}: ${article(kind.type)} node ends the run, so it has no next; remove it`, { key: true })
     return []
   }
@@ -106,14 +107,9 @@ export function checkGraph(allEntries: NodeEntry[], startId: string | null, coll
     if (!outgoing.has(entry.node.id)) outgoing.set(entry.node.id, edges)
   }
 
-  const reachable = new Set<string>()
+  let reachable = new Set<string>()
   if (startId !== null) {
-    const queue = [startId]
-    for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-      if (reachable.has(id)) continue
-      reachable.add(id)
-      for (const edge of outgoing.get(id) ?? []) queue.push(edge.to)
-    }
+    reachable = reachableFrom(startId, (id) => (outgoing.get(id) ?? []).map((edge) => edge.to)).reached
     for (const entry of entries) {
       if (!reachable.has(entry.node.id)) {
         collector.error([...entry.path, 'id'], `${entry.label} cannot be reached from the start node; connect it with a next, or remove it`)
@@ -121,18 +117,7 @@ export function checkGraph(allEntries: NodeEntry[], startId: string | null, coll
     }
     reportLoops(startId, outgoing, collector)
   }
-
-  const upstream = new Map<string, Set<string>>()
-  for (const id of reachable) {
-    const before = new Set<string>()
-    const queue = [...(incoming.get(id) ?? [])]
-    for (let from = queue.shift(); from !== undefined; from = queue.shift()) {
-      if (before.has(from) || !reachable.has(from)) continue
-      before.add(from)
-      queue.push(...(incoming.get(from) ?? []))
-    }
-    upstream.set(id, before)
-  }
+  const upstream = upstreamOf(reachable, (id) => incoming.get(id) ?? [])
   return { reachable, upstream }
 }
 

@@ -1,9 +1,8 @@
 // `{{ references }}` and `${secrets.X}` in node settings: well-formed, rooted at `run` or at a node
 // that runs before, and secrets that exist (a warning: they may be supplied at run time).
-import { hasTemplate, parseTemplate, TemplateSyntaxError, UNTEMPLATED_SETTINGS } from '../language/template.js'
+import { hasTemplate, parseTemplate, TemplateSyntaxError } from '../language/template.js'
 import { inspectExpression } from '../language/expression.js'
-import type { ExpressionPart, TemplatePart } from '../language/template.js'
-import { ORIGIN_DONE } from '../language/url-template.js'
+import type { ExpressionPart } from '../language/template.js'
 import { didYouMean } from './suggest.js'
 import type { GraphInfo } from './check-graph.js'
 import type { Secrets } from '../model/project.js'
@@ -32,7 +31,7 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
   for (const entry of context.entries) if (!byRefName.has(entry.node.refName)) byRefName.set(entry.node.refName, entry)
   const roots = ['run', ...byRefName.keys()].join(', ')
   for (const entry of context.entries) {
-    const skipped = UNTEMPLATED_SETTINGS[entry.node.type] ?? []
+    const skipped = entry.kind?.literalSettings ?? []
     for (const [setting, value] of Object.entries(entry.node.settings)) {
       if (skipped.includes(setting)) continue
       for (const [text, path] of strings(value, [setting])) {
@@ -46,7 +45,6 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
           collector.error(at, `${entry.label}: ${error.message}`)
           continue
         }
-        if (entry.node.type === 'http' && path.length === 1 && setting === 'url') checkUrlTemplate(parts, entry, at, collector)
         for (const part of parts) {
           if (typeof part === 'string') continue
           if (part.kind === 'secret') {
@@ -110,25 +108,6 @@ function checkExpression(part: ExpressionPart, context: RootContext & { at: Sour
   for (const root of inspected.roots) {
     const problem = rootProblem(root.name, root.field, context)
     if (problem) collector.error(at, `${entry.label}: ${shown} ${problem}`, { within: part.offset + root.at })
-  }
-}
-
-/**
- * The http node's url: a value may not sit in the scheme, host or port (the run refuses it too; here
- * it is caught early when the text before it is plain). A url that is exactly one value is the whole URL.
- */
-function checkUrlTemplate(parts: TemplatePart[], entry: NodeEntry, at: SourcePath, collector: ProblemCollector): void {
-  if (parts.length === 1) return
-  let before = ''
-  for (const part of parts) {
-    if (typeof part === 'string') before += part
-    else if (part.kind === 'secret') return // the secret may hold the base URL: checked when the node runs
-    else {
-      if (!ORIGIN_DONE.test(before)) {
-        collector.error(at, `${entry.label}: url has a {{ }} value in its scheme, host or port, so a caller could choose where the request goes; write the base URL in the flow file (or a \${secrets.X})`)
-      }
-      return
-    }
   }
 }
 

@@ -2,11 +2,12 @@
 import { createHash } from 'node:crypto'
 import { basename, extname } from 'node:path'
 import { checkGraph } from './check-graph.js'
-import { findStart, readSchedule, readStartInfo, warnOpenScheduledFlow } from './check-start.js'
+import { readSchedule, warnOpenScheduledFlow } from './check-schedule.js'
+import { settingsCheckContext } from './check-context.js'
 import { checkTemplates } from './check-templates.js'
 import { shapeValidator } from './ajv.js'
 import type { CorsSettings, Flow, FlowNode, Problem, Secrets } from '../model/project.js'
-import { readNodeEntries } from './node-entries.js'
+import { findEntry, readNodeEntries, reportSettingsProblems } from './node-entries.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { FLOW_FILE_SCHEMA } from '../model/shapes.js'
 import { slugify } from './slug.js'
@@ -75,10 +76,13 @@ export function checkFlowFile(file: string, text: string, context: FlowFileConte
   const slug = slugify(name)
   if (slug === '') collector.error(slugAt, `the flow name "${name}" gives an empty slug (the flow's name in URLs); use some letters or digits`)
 
-  const entries = readNodeEntries(raw.nodes, collector)
+  const checkContext = settingsCheckContext(context.cors)
+  const entries = readNodeEntries(raw.nodes, collector, checkContext)
   // A missing or empty node list is already reported by the file shape.
-  const startEntry = Array.isArray(raw.nodes) && raw.nodes.length > 0 ? findStart(entries, collector) : null
-  const start = startEntry ? readStartInfo(startEntry, collector, context.cors) : null
+  const startEntry = Array.isArray(raw.nodes) && raw.nodes.length > 0 ? findEntry(entries, collector) : null
+  const entryRead = startEntry?.kind?.entry?.read(startEntry.node, checkContext)
+  if (startEntry && entryRead) reportSettingsProblems(startEntry, entryRead.problems, collector)
+  const start = entryRead?.start ?? null
   const graph = checkGraph(entries, startEntry?.node.id ?? null, collector)
   checkTemplates({ entries, graph, secrets: context.secrets, secretsFile: context.secretsFile }, collector)
   const schedule = readSchedule(raw.schedule, start, context.timezone, collector)

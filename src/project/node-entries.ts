@@ -1,6 +1,6 @@
 // The nodes of a flow file: ids, types, names and settings, each checked against its kind.
 import { getNodeKind, nodeKinds } from '../nodes/registry.js'
-import type { NodeKind } from '../nodes/types.js'
+import type { NodeKind, SettingsCheckContext, SettingsProblem } from '../nodes/types.js'
 import { settingsValidator } from './ajv.js'
 import type { FlowNode } from '../model/project.js'
 import { describeSchemaErrors } from './schema-messages.js'
@@ -28,7 +28,32 @@ export function article(word: string): string {
   return /^[aeiou]/i.test(word) ? `an ${word}` : `a ${word}`
 }
 
-export function readNodeEntries(nodes: unknown, collector: ProblemCollector): NodeEntry[] {
+/** A kind's problems, at their place inside the node and named after it. */
+export function reportSettingsProblems(entry: Pick<NodeEntry, 'path' | 'label'>, problems: SettingsProblem[], collector: ProblemCollector): void {
+  for (const problem of problems) {
+    const at = [...entry.path, ...problem.path]
+    const text = `${entry.label}: ${problem.message}`
+    if (problem.severity === 'warning') collector.warning(at, text, { key: problem.key })
+    else collector.error(at, text, { key: problem.key })
+  }
+}
+
+/** Finds the one entry node (Start); none or several is an error. */
+export function findEntry(entries: NodeEntry[], collector: ProblemCollector): NodeEntry | null {
+  const starts = entries.filter((e) => e.kind?.entry)
+  const [first, ...others] = starts
+  if (!first) {
+    const entryType = [...nodeKinds.values()].find((kind) => kind.entry)?.type ?? 'start'
+    collector.error(['nodes'], `this flow has no ${entryType} node; add a node with "type: ${entryType}"`, { key: true })
+    return null
+  }
+  for (const other of others) {
+    collector.error([...other.path, 'type'], `${other.label}: a flow has exactly one ${first.node.type} node, and ${first.label} is already one`)
+  }
+  return others.length === 0 ? first : null
+}
+
+export function readNodeEntries(nodes: unknown, collector: ProblemCollector, context: SettingsCheckContext): NodeEntry[] {
   if (!Array.isArray(nodes)) return []
   const entries: NodeEntry[] = []
   const byId = new Map<string, NodeEntry>()
@@ -64,11 +89,11 @@ export function readNodeEntries(nodes: unknown, collector: ProblemCollector): No
       if (!validate(settings)) {
         const issues = describeSchemaErrors(validate.errors ?? [], settings, {
           rootName: `${article(kind.type)} node`,
-          rootKeys: kind.ports({}).length === 0 ? ['id', 'type', 'name'] : ['id', 'type', 'name', 'next'],
+          rootKeys: kind.terminates ? ['id', 'type', 'name'] : ['id', 'type', 'name', 'next'],
         })
         for (const issue of issues) collector.error([...path, ...issue.path], `${label}: ${issue.message}`, { key: issue.key })
-      } else {
-        for (const issue of kind.check?.(settings) ?? []) collector.error([...path, ...issue.path], `${label}: ${issue.message}`, { key: issue.key })
+      } else if (kind.checkSettings) {
+        reportSettingsProblems({ path, label }, kind.checkSettings(settings, context), collector)
       }
     }
     const node: FlowNode = {

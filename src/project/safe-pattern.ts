@@ -2,7 +2,7 @@
 // run timeout applies. A backtracking engine lets one request freeze the server (`^(a+)+$` against
 // 'a'*32+'!' took 15.7 s), so patterns are matched by re2js, a pure-JS port of RE2 that runs in
 // linear time. Patterns RE2 cannot express (lookaround, backreferences) fall back to RegExp; for
-// those, a pattern safe-regex2 flags as catastrophic is a load error (check-start.ts).
+// those, a pattern safe-regex2 flags as catastrophic is a load error (the Start's kind, through check-context.ts).
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)

@@ -5,12 +5,13 @@
 // claimed with the worker's token and the INSERT of exactly those runs' records, so the record
 // and the completion commit together, and a stale token writes neither. Leases use the server's
 // clock (now()), so instances with skewed clocks agree.
-import { ASYNC_RESULT_RETENTION_MS, AsyncClaimLost, claimedRuns, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
-import type { RunDetailsText, RunRecord } from '../model/store.js'
+import { AsyncClaimLost, claimedRuns, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
+import { insertDocumentsCte, pushDocumentColumns, type PgDocumentRow } from './postgres-sql.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from './rows.js'
+import { AsyncPruneSchedule } from './retention.js'
 
 type Query = <Row extends Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 
-const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of, input, trace`
 
 export const ASYNC_SQL = {
   enqueue: `INSERT INTO async_runs (id, project_id, flow, method, input, received_at)
@@ -27,8 +28,9 @@ export const ASYNC_SQL = {
   renew: `UPDATE async_runs SET lease_until = now() + $2::int * interval '1 millisecond' WHERE claim_token = ANY($1::text[]) AND status = 'running'`,
   release: `UPDATE async_runs SET status = 'queued', claim_token = NULL, lease_until = NULL WHERE id = $1 AND claim_token = $2 AND status = 'running'`,
   get: 'SELECT id, flow, status, response FROM async_runs WHERE project_id = $1 AND id = $2',
-  prune: `DELETE FROM async_runs WHERE project_id = $1 AND finished_at < now() - $2::bigint * interval '1 millisecond'`,
-  // The 16 run columns, then the claim token and the response, as parallel arrays.
+  prune: `DELETE FROM async_runs WHERE project_id = $1 AND finished_at < $2::timestamptz`,
+  // The 16 run columns, the claim token and the response, then the runs' documents (written only
+  // for the runs whose claim held), as parallel arrays.
   finish: `WITH f AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::int[],
         $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
@@ -38,8 +40,8 @@ export const ASYNC_SQL = {
       UPDATE async_runs a SET status = f.status, response = f.response::jsonb, finished_at = now(), input = NULL, claim_token = NULL, lease_until = NULL
       FROM f WHERE a.id = f.id AND a.claim_token = f.token AND a.status = 'running'
       RETURNING a.id
-    )
-    INSERT INTO runs (${RUN_COLUMNS})
+    ), ${insertDocumentsCte(19, true)}
+    INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS})
     SELECT f.id, f.project_id, f.flow, f.trig, f.method, f.started_at::timestamptz, f.duration_ms, f.status, f.http_status,
       f.ports::jsonb, f.failed_node_id, f.error, f.scheduled_for::timestamptz, f.replay_of, f.input, f.trace
     FROM f JOIN done ON done.id = f.id
@@ -47,17 +49,16 @@ export const ASYNC_SQL = {
     RETURNING id`,
 }
 
-/** A finished run waiting for the next group commit (startedAt already canonical). */
+/** A finished run waiting for the next group commit: its id and values (pgRunValues). */
 export interface PgAsyncFinish {
-  run: RunRecord
-  details: RunDetailsText | undefined
+  id: string
+  values: unknown[]
   completion: AsyncRunCompletion
+  documents: PgDocumentRow[] | undefined
 }
 
-const PRUNE_EVERY_MS = 10 * 60 * 1000
-
 export class PostgresAsyncQueue {
-  private readonly lastPrune = new Map<string, number>()
+  private readonly prunes = new AsyncPruneSchedule()
 
   constructor(private readonly query: Query) {}
 
@@ -98,7 +99,7 @@ export class PostgresAsyncQueue {
     try {
       return await this.finishStatement(items)
     } catch (error) {
-      if (items.length === 1) throw duplicateAsClaimLost(error, items[0]!.run.id)
+      if (items.length === 1) throw duplicateAsClaimLost(error, items[0]!.id)
     }
     const failures = new Map<number, unknown>()
     for (const [index, item] of items.entries()) {
@@ -106,35 +107,37 @@ export class PostgresAsyncQueue {
         const lost = await this.finishStatement([item])
         if (lost) failures.set(index, lost.get(0))
       } catch (error) {
-        failures.set(index, duplicateAsClaimLost(error, item.run.id))
+        failures.set(index, duplicateAsClaimLost(error, item.id))
       }
     }
     return failures.size > 0 ? failures : undefined
   }
 
   private async finishStatement(items: PgAsyncFinish[]): Promise<Map<number, unknown> | undefined> {
-    const columns: unknown[][] = Array.from({ length: 18 }, () => [])
-    for (const { run, details, completion } of items) {
-      const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status, run.httpStatus,
-        JSON.stringify(run.ports), run.failedNodeId, run.error, run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null,
-        completion.claimToken, completion.response]
-      row.forEach((value, i) => columns[i]!.push(value))
+    const columns: unknown[][] = Array.from({ length: 24 }, () => [])
+    for (const { id, values, completion, documents } of items) {
+      values.forEach((value, i) => columns[i]!.push(value))
+      columns[16]!.push(completion.claimToken)
+      columns[17]!.push(completion.response)
+      if (documents) {
+        pushDocumentColumns(columns, 18, documents)
+        for (let i = 0; i < documents.length; i++) columns[23]!.push(id)
+      }
     }
     const { rows } = await this.query<{ id: string }>('flowctl_async_finish', ASYNC_SQL.finish, columns)
     const written = new Set(rows.map((row) => row.id))
     const failures = new Map<number, unknown>()
     items.forEach((item, index) => {
-      if (!written.has(item.run.id)) failures.set(index, new AsyncClaimLost(item.run.id))
+      if (!written.has(item.id)) failures.set(index, new AsyncClaimLost(item.id))
     })
     return failures.size > 0 ? failures : undefined
   }
 
   private async pruneFinished(projectId: string): Promise<void> {
-    const now = Date.now()
-    if (now - (this.lastPrune.get(projectId) ?? 0) < PRUNE_EVERY_MS) return
-    this.lastPrune.set(projectId, now)
-    await this.query('flowctl_async_prune', ASYNC_SQL.prune, [projectId, ASYNC_RESULT_RETENTION_MS])
+    const before = this.prunes.due(projectId, Date.now())
+    if (before !== null) await this.query('flowctl_async_prune', ASYNC_SQL.prune, [projectId, before])
   }
+
 }
 
 /** A unique violation on the record means the run is already recorded: the claim is not ours to finish. */

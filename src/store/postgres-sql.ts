@@ -1,43 +1,9 @@
 // The SQL of the PostgreSQL store and its row mappings. Parameters are always positional; JSON
 // values are sent as text (pg would turn a JS array into a PostgreSQL array, not JSON).
-import type { OutboxMessage, RunRecord } from '../model/store.js'
+import type { RunDetailsText, RunDocument, RunRecord } from '../model/store.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_ERROR_INDEX, runValues } from './rows.js'
+import { escapeNul, jsonbSafe } from './postgres-text.js'
 
-export interface RunRow {
-  id: string
-  project_id: string
-  flow: string
-  trigger: string
-  method: string
-  started_at: Date
-  duration_ms: number
-  status: string
-  http_status: number | null
-  ports: RunRecord['ports']
-  failed_node_id: string | null
-  error: string | null
-  scheduled_for: Date | null
-  replay_of: string | null
-}
-
-/** getRun's row: the record and its details. */
-export interface StoredRunRow extends RunRow {
-  input: string | null
-  trace: string | null
-}
-
-export interface OutboxRow {
-  id: string
-  project_id: string
-  channel: string
-  payload: Record<string, unknown>
-  attempts: number
-  last_error: string | null
-  created_at: Date
-}
-
-const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of`
-/** The details of a run (SPEC §14): written with it, read only by getRun. */
-const RUN_DETAIL_COLUMNS = 'input, trace'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
 // A move of the cursor and the enqueue of its message are one statement: atomic without an explicit
@@ -51,6 +17,26 @@ const enqueueIfMoved = `
   )
   SELECT count(*)::int AS moved FROM moved`
 
+/**
+ * CTEs inserting documents given as parallel arrays from parameter `first` on: id, project id,
+ * collection, body, keep, and with `ofRuns` the run id of each. Rows with `keep` keep a document
+ * already stored under their id (RunDocument.keepExisting); the others fail the statement on a
+ * duplicate id. With `ofRuns`, only the documents of the runs in the CTE `done` are written.
+ */
+export function insertDocumentsCte(first: number, ofRuns = false): string {
+  const arrays = ['text', 'text', 'text', 'text', 'bool', ...(ofRuns ? ['text'] : [])].map((type, i) => `$${first + i}::${type}[]`).join(', ')
+  const names = `id, project_id, collection, body, keep${ofRuns ? ', run_id' : ''}, n`
+  const runs = ofRuns ? 'AND d.run_id IN (SELECT id FROM done)' : ''
+  const select = (keep: string) => `SELECT d.id, d.project_id, d.collection, d.body::jsonb FROM d WHERE ${keep} ${runs} ORDER BY d.n`
+  return `d AS (
+      SELECT * FROM unnest(${arrays}) WITH ORDINALITY AS d(${names})
+    ), docs AS (
+      INSERT INTO documents (id, project_id, collection, body) ${select('NOT d.keep')}
+    ), kept AS (
+      INSERT INTO documents (id, project_id, collection, body) ${select('d.keep')} ON CONFLICT (id) DO NOTHING
+    )`
+}
+
 /** First key of the trim advisory lock (the second is the project id's hash); any number that is ours. */
 const TRIM_LOCK_KEY = 4_242_002
 
@@ -61,15 +47,10 @@ const TRIM_LOCK_KEY = 4_242_002
 export const TRIM_PLANNER_SETTINGS = 'SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off'
 
 export const PG_SQL = {
-  // Group commit: one statement writes every run and document queued in one event-loop turn, as
-  // parallel arrays (one prepared statement whatever the batch size). ORDINALITY keeps `seq` in
-  // queue order, so ties in startedAt still list in insertion order.
-  insertBatch: `WITH docs AS (
-      INSERT INTO documents (id, project_id, collection, body)
-      SELECT d.id, d.project_id, d.collection, d.body::jsonb
-      FROM unnest($17::text[], $18::text[], $19::text[], $20::text[]) WITH ORDINALITY AS d(id, project_id, collection, body, n)
-      ORDER BY d.n
-    )
+  // Group commit: one statement writes every run and document queued in one event-loop turn (a run
+  // with the documents it inserted), as parallel arrays (one prepared statement whatever the batch
+  // size). ORDINALITY keeps `seq` in queue order, so ties in startedAt still list in insertion order.
+  insertBatch: `WITH ${insertDocumentsCte(17)}
     INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS})
     SELECT r.id, r.project_id, r.flow, r.trig, r.method, r.started_at::timestamptz, r.duration_ms, r.status, r.http_status,
       r.ports::jsonb, r.failed_node_id, r.error, r.scheduled_for::timestamptz, r.replay_of, r.input, r.trace
@@ -103,7 +84,7 @@ export const PG_SQL = {
   // Also prunes this schedule's claims a week older than the claimed minute (see sqlite-statements.ts).
   claimedMinutes: `SELECT minute FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute >= $3::timestamptz AND minute <= $4::timestamptz ORDER BY minute`,
   claim: `WITH pruned AS (
-      DELETE FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute < $3::timestamptz - interval '7 days'
+      DELETE FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute < $4::timestamptz
     )
     INSERT INTO schedule_claims (project_id, schedule_id, minute) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
   saveHeartbeat: `INSERT INTO heartbeats (project_id, at, summary) VALUES ($1, $2, $3::jsonb)
@@ -156,33 +137,36 @@ export function listRunsQuery(
   return { name: shape, text, values }
 }
 
-export function toRunRecord(row: RunRow): RunRecord {
-  return {
-    id: row.id,
-    projectId: row.project_id,
-    flow: row.flow,
-    trigger: row.trigger as RunRecord['trigger'],
-    method: row.method,
-    startedAt: row.started_at.toISOString(),
-    durationMs: row.duration_ms,
-    status: row.status as RunRecord['status'],
-    httpStatus: row.http_status,
-    ports: row.ports,
-    failedNodeId: row.failed_node_id,
-    error: row.error,
-    scheduledFor: row.scheduled_for === null ? null : row.scheduled_for.toISOString(),
-    replayOf: row.replay_of,
+/** A document row: `body` is jsonb-safe JSON text; `keep` keeps a row already stored under the id. */
+export interface PgDocumentRow {
+  id: string
+  projectId: string
+  collection: string
+  body: string
+  keep: boolean
+}
+
+/** A run's documents as rows. */
+export function pgDocumentRows(projectId: string, documents: readonly RunDocument[] | undefined): PgDocumentRow[] | undefined {
+  if (!documents || documents.length === 0) return undefined
+  return documents.map((doc) => ({ id: doc.id, projectId, collection: doc.collection, body: jsonbSafe(JSON.stringify(doc.document ?? null)), keep: doc.keepExisting }))
+}
+
+/** Appends document rows to five parallel arrays from `first` on: id, project id, collection, body, keep. */
+export function pushDocumentColumns(columns: unknown[][], first: number, documents: readonly PgDocumentRow[]): void {
+  for (const doc of documents) {
+    columns[first]!.push(doc.id)
+    columns[first + 1]!.push(doc.projectId)
+    columns[first + 2]!.push(doc.collection)
+    columns[first + 3]!.push(doc.body)
+    columns[first + 4]!.push(doc.keep)
   }
 }
 
-export function toOutboxMessage(row: OutboxRow): OutboxMessage {
-  return {
-    id: String(row.id),
-    projectId: row.project_id,
-    channel: row.channel,
-    payload: row.payload,
-    attempts: row.attempts,
-    lastError: row.last_error,
-    createdAt: row.created_at.toISOString(),
-  }
+/** runValues, with NUL in the failure reason escaped (PostgreSQL text cannot hold it). */
+export function pgRunValues(run: RunRecord, details: RunDetailsText | undefined): unknown[] {
+  const values = runValues(run, details)
+  const error = values[RUN_ERROR_INDEX]
+  if (typeof error === 'string') values[RUN_ERROR_INDEX] = escapeNul(error)
+  return values
 }

@@ -8,9 +8,11 @@ import type { FilterNode } from '../model/document-filter.js'
 import { withId } from './documents.js'
 import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
+import { claimPruneBefore } from './retention.js'
 import { migratePostgres } from './migrations/postgres.js'
 import { describeServer, hideNames, isConnectionError, namesInUrl, unavailableError } from './postgres-errors.js'
-import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, toOutboxMessage, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './postgres-sql.js'
+import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, pgDocumentRows, pgRunValues, pushDocumentColumns, type PgDocumentRow } from './postgres-sql.js'
+import { toOutboxMessages, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './rows.js'
 import {
   deletePostgresDocuments,
   findPostgresDocuments,
@@ -22,13 +24,13 @@ import { PostgresGuards } from './postgres-guards.js'
 import { parseRunDetails } from './run-details.js'
 import type { AsyncRunCompletion, AsyncRunState, ClaimedAsyncRun, ClaimOptions, NewAsyncRun } from '../model/async-runs.js'
 import { PostgresAsyncQueue, type PgAsyncFinish } from './postgres-async-runs.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunDocument, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
 import { WriteBatcher } from './write-batch.js'
 
-/** A run (startedAt already canonical) or a document waiting for the next group commit. */
+/** A run (its values, pgRunValues) with the documents it inserted, or documents alone, waiting for the next group commit. */
 type PgWrite =
-  | { kind: 'run'; run: RunRecord; details: RunDetailsText | undefined }
-  | { kind: 'document'; id: string; projectId: string; collection: string; body: string }
+  | { kind: 'run'; values: unknown[]; documents: PgDocumentRow[] | undefined }
+  | { kind: 'documents'; documents: PgDocumentRow[] }
 
 /** Group commits running at once; writes arriving meanwhile join the next one. */
 const MAX_COMMITS_IN_FLIGHT = 2
@@ -240,10 +242,15 @@ class PostgresStore implements Store {
     }
   }
 
-  /** Group commit: resolves once the statement holding this run committed (and a due trim ran). */
-  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void> {
-    await this.writes.add({ kind: 'run', run: { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') }, details })
+  /** Group commit: resolves once the statement holding this run and its documents committed (and a due trim ran). */
+  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText, documents?: readonly RunDocument[]): Promise<void> {
+    await this.writes.add({ kind: 'run', values: pgRunValues(run, details), documents: pgDocumentRows(run.projectId, documents) })
     await this.noteRun(run.projectId, historyCap)
+  }
+
+  async insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
+    const rows = pgDocumentRows(projectId, documents)
+    if (rows) await this.writes.add({ kind: 'documents', documents: rows })
   }
 
   async enqueueAsyncRun(run: NewAsyncRun): Promise<void> {
@@ -259,9 +266,14 @@ class PostgresStore implements Store {
   }
 
   /** Group commit: the record and the queue row's completion are one statement (postgres-async-runs.ts). */
-  async finishAsyncRun(run: RunRecord, historyCap: number, details: RunDetailsText | undefined, completion: AsyncRunCompletion): Promise<void> {
-    const canonical = { ...run, startedAt: canonicalIso(run.startedAt, 'startedAt'), scheduledFor: run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor') }
-    await this.asyncFinishes.add({ run: canonical, details, completion })
+  async finishAsyncRun(
+    run: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    completion: AsyncRunCompletion,
+    documents?: readonly RunDocument[],
+  ): Promise<void> {
+    await this.asyncFinishes.add({ id: run.id, values: pgRunValues(run, details), completion, documents: pgDocumentRows(run.projectId, documents) })
     await this.noteRun(run.projectId, historyCap)
   }
 
@@ -299,7 +311,7 @@ class PostgresStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
     const id = givenId ?? newDocumentId()
-    await this.writes.add({ kind: 'document', id, projectId, collection, body: jsonbSafe(JSON.stringify(document ?? null)) })
+    await this.writes.add({ kind: 'documents', documents: [{ id, projectId, collection, body: jsonbSafe(JSON.stringify(document ?? null)), keep: false }] })
     return id
   }
 
@@ -342,7 +354,8 @@ class PostgresStore implements Store {
   }
 
   async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {
-    const { rowCount } = await this.query('flowctl_claim', PG_SQL.claim, [projectId, scheduleId, canonicalIso(minute, 'minute')])
+    const at = canonicalIso(minute, 'minute')
+    const { rowCount } = await this.query('flowctl_claim', PG_SQL.claim, [projectId, scheduleId, at, claimPruneBefore(at)])
     return rowCount === 1
   }
 
@@ -383,7 +396,7 @@ class PostgresStore implements Store {
 
   async leaseOutbox(projectId: string, leaseMs: number, now: Date): Promise<OutboxMessage[]> {
     const { rows } = await this.query<OutboxRow>('flowctl_lease', PG_SQL.lease, [projectId, new Date(now.getTime() + leaseMs), now])
-    return rows.sort((a, b) => Number(a.id) - Number(b.id)).map(toOutboxMessage)
+    return toOutboxMessages(rows)
   }
 
   async markDelivered(id: string): Promise<void> {
@@ -406,21 +419,12 @@ class PostgresStore implements Store {
   }
 }
 
-/** The 17 parallel arrays of PG_SQL.insertBatch: 12 run columns, 4 document columns, then scheduled_for (added later). */
+/** The 21 parallel arrays of PG_SQL.insertBatch: 16 run columns, then 5 document columns. */
 function batchValues(items: PgWrite[]): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 20 }, () => [])
+  const columns: unknown[][] = Array.from({ length: 21 }, () => [])
   for (const item of items) {
-    if (item.kind === 'run') {
-      const { run, details } = item
-      const row = [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status,
-        run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error === null ? null : escapeNul(run.error), run.scheduledFor, run.replayOf, details?.input ?? null, details?.trace ?? null]
-      row.forEach((value, i) => columns[i]!.push(value))
-    } else {
-      columns[16]!.push(item.id)
-      columns[17]!.push(item.projectId)
-      columns[18]!.push(item.collection)
-      columns[19]!.push(item.body)
-    }
+    if (item.kind === 'run') item.values.forEach((value, i) => columns[i]!.push(value))
+    if (item.documents) pushDocumentColumns(columns, 16, item.documents)
   }
   return columns
 }

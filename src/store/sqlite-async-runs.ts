@@ -5,13 +5,11 @@
 // distinct rows. A cheap read first tells whether there is anything to claim, so idle polling never
 // takes the write lock.
 import type Database from 'better-sqlite3'
-import { ASYNC_RESULT_RETENTION_MS, AsyncClaimLost, claimedRuns, type AsyncRunState, type ClaimedAsyncRow, type ClaimedAsyncRun, type ClaimOptions } from '../model/async-runs.js'
+import { AsyncClaimLost, claimedRuns, type AsyncRunState, type ClaimedAsyncRow, type ClaimedAsyncRun, type ClaimOptions } from '../model/async-runs.js'
+import { AsyncPruneSchedule } from './retention.js'
 
 /** Column order of an enqueued row (the values of a `async-queued` write). */
 export const ASYNC_QUEUE_COLUMNS = 'id, project_id, flow, method, input, received_at'
-
-/** Prunes finished rows at most this often per store instance. */
-const PRUNE_EVERY_MS = 10 * 60 * 1000
 
 /** The statements of the group commit (prepared on whichever connection commits). */
 export class SqliteAsyncWrites {
@@ -43,7 +41,7 @@ export class SqliteAsyncQueue {
   private readonly release: Database.Statement
   private readonly get: Database.Statement
   private readonly prune: Database.Statement
-  private readonly lastPrune = new Map<string, number>()
+  private readonly prunes = new AsyncPruneSchedule()
 
   constructor(db: Database.Database) {
     this.due = db.prepare(`SELECT EXISTS (SELECT 1 FROM async_runs WHERE project_id = ? AND status = 'queued')
@@ -86,8 +84,7 @@ export class SqliteAsyncQueue {
   }
 
   private pruneFinished(projectId: string, now: number): void {
-    if (now - (this.lastPrune.get(projectId) ?? 0) < PRUNE_EVERY_MS) return
-    this.lastPrune.set(projectId, now)
-    this.prune.run(projectId, new Date(now - ASYNC_RESULT_RETENTION_MS).toISOString())
+    const before = this.prunes.due(projectId, now)
+    if (before !== null) this.prune.run(projectId, before)
   }
 }

@@ -1,53 +1,11 @@
 // Every SQL statement of the SQLite store, prepared once per connection. listRuns has a few
 // shapes (with or without each filter); each shape is prepared the first time it is used.
 import type Database from 'better-sqlite3'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from './rows.js'
 
-export interface RunRow {
-  id: string
-  project_id: string
-  flow: string
-  trigger: string
-  method: string
-  started_at: string
-  duration_ms: number
-  status: string
-  http_status: number | null
-  ports: string
-  failed_node_id: string | null
-  error: string | null
-  scheduled_for: string | null
-  replay_of: string | null
-}
-
-/** getRun's row: the record and its details. */
-export interface StoredRunRow extends RunRow {
-  input: string | null
-  trace: string | null
-}
-
-export interface OutboxRow {
-  id: number
-  project_id: string
-  channel: string
-  payload: string
-  attempts: number
-  last_error: string | null
-  created_at: string
-}
-
-/** Column order of the values of an inserted run or document (see SqliteWrite). */
-export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of`
-/** The details of a run (SPEC §14): written with it, read only by getRun. */
-export const RUN_DETAIL_COLUMNS = 'input, trace'
+/** Column order of the values of an inserted document (see SqliteWrite); runs: rows.ts. */
 export const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
-
-/** Claims older than this, relative to the minute being claimed, are pruned (they can no longer be re-ticked in practice). */
-const CLAIM_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
-
-export function claimPruneBefore(minute: string): string {
-  return new Date(new Date(minute).getTime() - CLAIM_RETENTION_MS).toISOString()
-}
 
 export interface RunFilters {
   flow?: string
@@ -62,6 +20,8 @@ export class SqliteStatements {
   readonly getRun: Database.Statement
   readonly countRuns: Database.Statement
   readonly insertDocument: Database.Statement
+  /** The same, keeping a document already stored under the id (RunDocument.keepExisting). */
+  readonly insertDocumentIfAbsent: Database.Statement
   readonly getDocument: Database.Statement
   readonly claim: Database.Statement
   readonly pruneClaims: Database.Statement
@@ -90,6 +50,7 @@ export class SqliteStatements {
         AND (@after IS NULL OR started_at > @after)
       GROUP BY status`)
     this.insertDocument = db.prepare(`INSERT INTO documents (${DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
+    this.insertDocumentIfAbsent = db.prepare(`INSERT INTO documents (${DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
     this.getDocument = db.prepare('SELECT body FROM documents WHERE project_id = ? AND collection = ? AND id = ?')
     this.claim = db.prepare('INSERT OR IGNORE INTO schedule_claims (project_id, schedule_id, minute, claimed_at) VALUES (?, ?, ?, ?)')
     this.claimedMinutes = db.prepare('SELECT minute FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute >= ? AND minute <= ? ORDER BY minute')

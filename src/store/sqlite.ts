@@ -11,9 +11,12 @@ import { withId } from './documents.js'
 import { canonicalJson } from './filter-sql.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
-import { claimPruneBefore, SqliteStatements, type OutboxRow, type RunRow, type StoredRunRow } from './sqlite-statements.js'
+import { unappliedMigrations } from './migrations/runner.js'
+import { SqliteStatements } from './sqlite-statements.js'
+import { claimPruneBefore } from './retention.js'
+import { runValues, toOutboxMessages, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './rows.js'
 import { parseRunDetails } from './run-details.js'
-import { sqliteBatchCommit, type SqliteWrite } from './sqlite-commit.js'
+import { sqliteBatchCommit, type SqliteDocumentRow, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
 import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteGuards } from './sqlite-guards.js'
@@ -21,7 +24,7 @@ import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type Claim
 import { SqliteAsyncQueue } from './sqlite-async-runs.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunDocument, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
 
 export interface SqliteStoreOptions {
   /**
@@ -90,11 +93,8 @@ function inProcessWriter(db: Database.Database, sql: SqliteStatements): Writer {
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
   const apply = db.transaction(() => {
-    // Every version not applied yet, not only those above the newest: migrations written on
-    // parallel branches (2, 3 and 4) may reach a database in any order.
-    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((row) => row.version))
-    for (const migration of SQLITE_MIGRATIONS) {
-      if (applied.has(migration.version)) continue
+    const applied = (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((row) => row.version)
+    for (const migration of unappliedMigrations(SQLITE_MIGRATIONS, applied)) {
       db.exec(migration.sql)
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString())
     }
@@ -102,57 +102,15 @@ function migrate(db: Database.Database): void {
   apply.immediate()
 }
 
-/** A run's values in RUN_COLUMNS, RUN_DETAIL_COLUMNS order. */
-function runValues(run: RunRecord, details: RunDetailsText | undefined): unknown[] {
-  return [
-    run.id,
-    run.projectId,
-    run.flow,
-    run.trigger,
-    run.method,
-    canonicalIso(run.startedAt, 'startedAt'),
-    run.durationMs,
-    run.status,
-    run.httpStatus,
-    JSON.stringify(run.ports),
-    run.failedNodeId,
-    run.error,
-    run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
-    run.replayOf,
-    details?.input ?? null,
-    details?.trace ?? null,
-  ]
+/** The body as SQLite stores it: keys in canonical order (whole-object filters compare text; reads match PostgreSQL's order). */
+function documentBody(document: unknown): string {
+  return JSON.stringify(canonicalJson(document ?? null))
 }
 
-function toRunRecord(row: RunRow): RunRecord {
-  return {
-    id: row.id,
-    projectId: row.project_id,
-    flow: row.flow,
-    trigger: row.trigger as RunRecord['trigger'],
-    method: row.method,
-    startedAt: row.started_at,
-    durationMs: row.duration_ms,
-    status: row.status as RunRecord['status'],
-    httpStatus: row.http_status,
-    ports: JSON.parse(row.ports) as RunRecord['ports'],
-    failedNodeId: row.failed_node_id,
-    error: row.error,
-    scheduledFor: row.scheduled_for,
-    replayOf: row.replay_of,
-  }
-}
-
-function toOutboxMessage(row: OutboxRow): OutboxMessage {
-  return {
-    id: String(row.id),
-    projectId: row.project_id,
-    channel: row.channel,
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
-    attempts: row.attempts,
-    lastError: row.last_error,
-    createdAt: row.created_at,
-  }
+/** A run's documents as rows of one commit (created now). */
+function documentRows(projectId: string, documents: readonly RunDocument[]): SqliteDocumentRow[] {
+  const createdAt = new Date().toISOString()
+  return documents.map((doc) => [doc.id, projectId, doc.collection, documentBody(doc.document), createdAt, doc.keepExisting ? 1 : 0])
 }
 
 class SqliteStore implements Store {
@@ -183,9 +141,14 @@ class SqliteStore implements Store {
     this.advance = (...args) => cas.immediate(...args)
   }
 
-  /** Group commit: resolves once the transaction holding this run (and any due trim) committed. */
-  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText): Promise<void> {
-    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values: runValues(run, details) })
+  /** Group commit: resolves once the transaction holding this run, its documents (and any due trim) committed. */
+  async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText, documents?: readonly RunDocument[]): Promise<void> {
+    const rows = documents && documents.length > 0 ? documentRows(run.projectId, documents) : undefined
+    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values: runValues(run, details), ...(rows ? { documents: rows } : {}) })
+  }
+
+  async insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
+    if (documents.length > 0) await this.writes.add({ kind: 'run-documents', documents: documentRows(projectId, documents) })
   }
 
   async enqueueAsyncRun(run: NewAsyncRun): Promise<void> {
@@ -202,10 +165,17 @@ class SqliteStore implements Store {
   }
 
   /** In the group commit, under a savepoint: the record and the queue row commit together or not at all. */
-  async finishAsyncRun(run: RunRecord, historyCap: number, details: RunDetailsText | undefined, completion: AsyncRunCompletion): Promise<void> {
+  async finishAsyncRun(
+    run: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    completion: AsyncRunCompletion,
+    documents?: readonly RunDocument[],
+  ): Promise<void> {
     const finish: [string, string, string, string, string] = [run.status, completion.response, new Date().toISOString(), run.id, completion.claimToken]
+    const rows = documents && documents.length > 0 ? documentRows(run.projectId, documents) : undefined
     try {
-      await this.writes.add({ kind: 'async-finished', projectId: run.projectId, cap: historyCap, values: runValues(run, details), finish })
+      await this.writes.add({ kind: 'async-finished', projectId: run.projectId, cap: historyCap, values: runValues(run, details), finish, ...(rows ? { documents: rows } : {}) })
     } catch (error) {
       // The run id is the record's primary key: a record already there means the run was recorded.
       if (String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) throw new AsyncClaimLost(run.id)
@@ -248,9 +218,7 @@ class SqliteStore implements Store {
 
   async insertDocument(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
     const id = givenId ?? newDocumentId()
-    // Keys in canonical order: whole-object filters compare text, and reads match PostgreSQL's order.
-    const body = JSON.stringify(canonicalJson(document ?? null))
-    const values = [id, projectId, collection, body, new Date().toISOString()] // DOCUMENT_COLUMNS order
+    const values = [id, projectId, collection, documentBody(document), new Date().toISOString()] // DOCUMENT_COLUMNS order
     await this.writes.add({ kind: 'document', values })
     return id
   }
@@ -320,7 +288,7 @@ class SqliteStore implements Store {
 
   async leaseOutbox(projectId: string, leaseMs: number, now: Date): Promise<OutboxMessage[]> {
     const rows = guarded(() => this.sql.lease.all(now.getTime() + leaseMs, projectId, now.getTime()) as OutboxRow[])
-    return rows.sort((a, b) => a.id - b.id).map(toOutboxMessage)
+    return toOutboxMessages(rows)
   }
 
   async markDelivered(id: string): Promise<void> {

@@ -6,7 +6,7 @@ import type { FetchAnswer, NodeFetch, TraceStep } from '../model/run.js'
 import { maskValue } from '../flow/mask.js'
 import type { Project } from '../model/project.js'
 import { openFreshMemoryStore } from '../store/sqlite.js'
-import type { Store } from '../model/store.js'
+import type { RunDocument, Store } from '../model/store.js'
 import { diffLines, partialMatch, type Mismatch } from './match.js'
 import type { HttpMock, TestCase, TestFile } from './test-file.js'
 
@@ -147,19 +147,38 @@ function withSecrets(project: Project, secrets: Record<string, string>): Project
   return { ...project, secrets: new Map([...project.secrets, ...Object.entries(secrets)]) }
 }
 
-/** The store, with the ids of the documents each collection got, so the case can read them back. */
+/**
+ * The store, noting the ids of the documents each collection got, so the case can read them back.
+ * A run's inserts reach the store with its record (one commit per run), or ahead of it when a node
+ * of the run reads documents; a write outside a run (none today) would come through insertDocument.
+ */
 function recordingInserts(store: Store, inserted: Map<string, string[]>): Store {
+  const note = (collection: string, id: string) => {
+    const ids = inserted.get(collection) ?? []
+    ids.push(id)
+    inserted.set(collection, ids)
+  }
+  const noteAll = (documents: readonly RunDocument[] | undefined) => {
+    for (const document of documents ?? []) note(document.collection, document.id)
+  }
+  const recordRun: Store['recordRun'] = async (run, cap, details, documents) => {
+    await store.recordRun(run, cap, details, documents)
+    noteAll(documents)
+  }
+  const insertRunDocuments: Store['insertRunDocuments'] = async (projectId, documents) => {
+    await store.insertRunDocuments(projectId, documents)
+    noteAll(documents)
+  }
+  const insertDocument: Store['insertDocument'] = async (projectId, collection, document, id) => {
+    const stored = await store.insertDocument(projectId, collection, document, id)
+    note(collection, stored)
+    return stored
+  }
   return new Proxy(store, {
     get(target, property) {
-      if (property === 'insertDocument') {
-        return async (projectId: string, collection: string, document: unknown) => {
-          const id = await target.insertDocument(projectId, collection, document)
-          const ids = inserted.get(collection) ?? []
-          ids.push(id)
-          inserted.set(collection, ids)
-          return id
-        }
-      }
+      if (property === 'recordRun') return recordRun
+      if (property === 'insertRunDocuments') return insertRunDocuments
+      if (property === 'insertDocument') return insertDocument
       const value = Reflect.get(target, property, target) as unknown
       return typeof value === 'function' ? value.bind(target) : value
     },

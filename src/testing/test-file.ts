@@ -166,8 +166,9 @@ export function flowsReachedFrom(flow: Flow, project: Project): Flow[] {
   const queue = [flow]
   for (let current = queue.shift(); current; current = queue.shift()) {
     for (const node of current.nodes) {
-      if ((node.type !== 'call' && node.type !== 'each') || typeof node.settings.flow !== 'string') continue
-      const called = project.flows.get(node.settings.flow)
+      const slug = getNodeKind(node.type)?.calledFlow?.(node.settings)
+      if (typeof slug !== 'string') continue
+      const called = project.flows.get(slug)
       if (called && !found.has(called.slug)) {
         found.set(called.slug, called)
         queue.push(called)
@@ -179,7 +180,7 @@ export function flowsReachedFrom(flow: Flow, project: Project): Flow[] {
 
 function reachableHttpNodes(flow: Flow, project: Project): Set<string> {
   const ids = new Set<string>()
-  for (const reached of flowsReachedFrom(flow, project)) for (const node of reached.nodes) if (node.type === 'http') ids.add(node.id)
+  for (const reached of flowsReachedFrom(flow, project)) for (const node of reached.nodes) if (getNodeKind(node.type)?.sendsRequests) ids.add(node.id)
   return ids
 }
 

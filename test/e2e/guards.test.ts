@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadProject } from '../../src/project/load.js'
-import { openStore } from '../../src/store/index.js'
+import { openProjectStore } from '../../src/serve/project-store.js'
 import { cleanupTempDirs, flowctl, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
@@ -163,7 +163,7 @@ function describeGuarantees(setup: () => { bases: string[]; projects: { guards: 
     const { projects, env } = setup()
     // Another process holds the flow's one slot (as a long HTTP run would), through the same store.
     const project = await loadProject(projects.guards, { env })
-    const store = await openStore(project, { env })
+    const store = await openProjectStore(project, { env })
     try {
       const holder = await store.guards.acquireFlowSlot('guards', 'nightly', 1, 60_000)
       expect(holder).not.toBeNull()

@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serveCommand } from '../../src/cli/serve.js'
 import { loadProject } from '../../src/project/load.js'
-import { openStore } from '../../src/store/index.js'
+import { openProjectStore } from '../../src/serve/project-store.js'
 import { cleanupTempDirs, copyFixture, eventually, makeTempDir } from '../helpers.js'
 
 function greet(message: string): string {
@@ -212,7 +212,7 @@ describe('serveCommand', () => {
     await expect(fetch(`${base}/api/status`)).rejects.toThrow()
     expect(stderr()).not.toMatch(/\n\s+at /)
     const project = await loadProject(dir, { env: {} })
-    const store = await openStore(project, { env: {} })
+    const store = await openProjectStore(project, { env: {} })
     try {
       const runs = await store.listRuns({ projectId: 'shop', flow: 'fetch-status', limit: 10 })
       expect(runs.map((run) => [run.status, run.httpStatus, run.error])).toEqual([

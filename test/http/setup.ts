@@ -3,9 +3,9 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createApp, type AppOptions } from '../../src/http/app.js'
-import { Workspace } from '../../src/http/workspace.js'
+import { Workspace } from '../../src/serve/workspace.js'
 import { loadProject } from '../../src/project/load.js'
-import { openStore } from '../../src/store/index.js'
+import { openProjectStore } from '../../src/serve/project-store.js'
 import { copyFixture, makeTempDir } from '../helpers.js'
 
 export const ORDERS_TOKEN = 'dev-orders-token-change-me'
@@ -40,7 +40,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   }
   if (options.env !== undefined) await writeFile(join(dir, '.env'), options.env)
   const project = await loadProject(dir, { env: {} })
-  const workspace = new Workspace((p) => openStore(p, { env: {} }))
+  const workspace = new Workspace((p) => openProjectStore(p, { env: {} }))
   await workspace.add(project)
   const usersDir = await makeTempDir('flowctl-users-')
   const logs: string[] = []

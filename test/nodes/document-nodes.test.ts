@@ -9,6 +9,9 @@ import { updateNode } from '../../src/nodes/update.js'
 import { openSqliteStore } from '../../src/store/sqlite.js'
 import type { Store } from '../../src/model/store.js'
 import { nodeContext } from './context.js'
+import { settingsCheckContext } from '../../src/project/check-context.js'
+
+const NO_CONTEXT = settingsCheckContext(undefined)
 
 let store: Store
 const ids: string[] = []
@@ -97,7 +100,7 @@ describe('load checks', () => {
     [updateNode, { collection: 'c', documentId: 'x', set: { a: 1 } }, []],
   ]
   it.each(table)('%s %j', (kind, settings, messages) => {
-    const problems = kind.check?.(settings) ?? []
+    const problems = kind.checkSettings?.(settings, NO_CONTEXT) ?? []
     expect(problems).toHaveLength(messages.length)
     messages.forEach((message, i) => expect(problems[i]?.message).toContain(message))
   })

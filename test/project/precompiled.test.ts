@@ -1,4 +1,4 @@
-// The precompiled validators (src/project/generated/, written by `npm run build`) are current and
+// The precompiled validators (dist/generated/, written by `npm run build`) are current and
 // behave exactly like the ajv-compiled ones they replace; a load of the example project needs
 // neither ajv's compiler nor cron-parser.
 import { execFileSync } from 'node:child_process'
@@ -10,9 +10,8 @@ import type { Ajv as AjvType } from 'ajv'
 import { nodeKinds } from '../../src/nodes/registry.js'
 import { compileShapeSchema, inputSchemaProblem, shapeValidator } from '../../src/project/ajv.js'
 import { builtinSchemas, INPUT_AJV_OPTIONS } from '../../src/project/builtin-schemas.js'
-import * as generatedShapes from '../../src/project/generated/shape-validators.js'
 import type { JsonSchema } from '../../src/model/project.js'
-import { GENERATED_MODULES, metaValidatorSource, shapeValidatorsSource } from '../../src/project/precompile.js'
+import { GENERATED_FILES, metaValidatorSource, shapeValidatorsSource } from '../../src/project/precompile.js'
 import { FLOW_FILE_SCHEMA, PROJECT_FILE_SCHEMA } from '../../src/model/shapes.js'
 import { TEST_FILE_SCHEMA } from '../../src/model/test-file-shape.js'
 
@@ -21,15 +20,22 @@ const require = createRequire(import.meta.url)
 const { Ajv } = require('ajv') as typeof import('ajv')
 const addFormats = require('ajv-formats') as typeof import('ajv-formats')
 
+const generatedPath = (file: string) => join(ROOT, 'dist', 'generated', file)
+
 describe('generated validator modules', () => {
+  it('are build output, not sources: dist/generated/, and nothing under src/', () => {
+    expect(existsSync(join(ROOT, 'src', 'project', 'generated'))).toBe(false)
+    expect(existsSync(generatedPath(GENERATED_FILES.shapes)), 'run `npm run build` first').toBe(true)
+  })
+
   it('are what the build writes from the current schemas (run `npm run build` after changing a schema)', () => {
-    const read = (module: string) => readFileSync(join(ROOT, 'src', 'project', `${module}.ts`), 'utf8')
-    expect(read(GENERATED_MODULES.shapes)).toBe(shapeValidatorsSource())
-    expect(read(GENERATED_MODULES.meta)).toBe(metaValidatorSource())
+    const read = (file: string) => readFileSync(generatedPath(file), 'utf8')
+    expect(read(GENERATED_FILES.shapes)).toBe(shapeValidatorsSource())
+    expect(read(GENERATED_FILES.meta)).toBe(metaValidatorSource())
   })
 
   it('are used for every built-in schema', () => {
-    const generated = generatedShapes as unknown as Record<string, unknown>
+    const generated = require(generatedPath(GENERATED_FILES.shapes)) as Record<string, unknown>
     for (const { name, source } of builtinSchemas()) expect(shapeValidator(source), name).toBe(generated[name])
   })
 })

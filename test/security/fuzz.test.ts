@@ -9,9 +9,9 @@ import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../src/http/app.js'
-import { Workspace } from '../../src/http/workspace.js'
+import { Workspace } from '../../src/serve/workspace.js'
 import { loadProject } from '../../src/project/load.js'
-import { openStore } from '../../src/store/index.js'
+import { openProjectStore } from '../../src/serve/project-store.js'
 import { cleanupTempDirs, copyFixture, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
 
 const SEED = 20_2011
@@ -338,7 +338,7 @@ describe('fuzz: 10,000 hostile requests', () => {
   it(`${IN_PROCESS} requests in-process: no 5xx, no secret in answers, logs or the store`, async () => {
     const dir = await copyFixture('example')
     await fuzzProject(dir)
-    const workspace = new Workspace((p) => openStore(p, { env: {} }))
+    const workspace = new Workspace((p) => openProjectStore(p, { env: {} }))
     await workspace.add(await loadProject(dir, { env: {} }))
     expect(workspace.get('shop')!.project.problems.filter((p) => p.severity === 'error')).toEqual([])
     const logs: string[] = []

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readProject } from '../../src/project/load.js'
-import { openStore } from '../../src/store/index.js'
+import { openProjectStore } from '../../src/serve/project-store.js'
 import { makeTempDir } from '../helpers.js'
 
 async function project(settings: string, dotenv: string, flow?: string): Promise<string> {
@@ -55,7 +55,7 @@ describe('validate and secrets', () => {
   it('opens the store named by a database secret', async () => {
     const { project: p } = await readProject(await project('database: "${secrets.DATABASE_URL}"\n', 'DATABASE_URL=embedded\n'), { env: {} })
     expect(p.problems.filter((item) => item.severity === 'error')).toEqual([])
-    const store = await openStore(p, { env: {} })
+    const store = await openProjectStore(p, { env: {} })
     await store.close()
   })
 })

@@ -3,10 +3,10 @@
 import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../src/http/app.js'
-import { listenApp, type RunningServer } from '../../src/http/listen.js'
-import { Workspace } from '../../src/http/workspace.js'
+import { listenApp, type RunningServer } from '../../src/serve/listen.js'
+import { Workspace } from '../../src/serve/workspace.js'
 import { loadProject } from '../../src/project/load.js'
-import { openStore } from '../../src/store/index.js'
+import { openProjectStore } from '../../src/serve/project-store.js'
 import { cleanupTempDirs, copyFixture, eventually, makeTempDir } from '../helpers.js'
 import { join } from 'node:path'
 
@@ -18,7 +18,7 @@ let port = 0
 
 beforeAll(async () => {
   const dir = await copyFixture('example')
-  workspace = new Workspace((p) => openStore(p, { env: {} }))
+  workspace = new Workspace((p) => openProjectStore(p, { env: {} }))
   await workspace.add(await loadProject(dir, { env: {} }))
   const app = createApp(workspace, { trustProxy: false, quiet: false, usersFile: join(await makeTempDir(), 'users.yaml'), log: (line) => logs.push(line) })
   server = await listenApp(app, { host: '127.0.0.1', port: 0, connectionsPerIp: CAP })

@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ClaimedAsyncRun, NewAsyncRun } from '../../src/model/async-runs.js'
-import type { Store } from '../../src/model/store.js'
+import type { RunDocument, Store } from '../../src/model/store.js'
 import { makeRun } from './contract.js'
 
 function freshProject(): string {
@@ -29,11 +29,13 @@ function queued(projectId: string, overrides: Partial<NewAsyncRun> = {}): NewAsy
 const claimOptions = (limit: number, leaseMs = 30_000) => ({ limit, leaseMs, token: randomUUID() })
 
 /** Finishes a claimed run as a worker does: its record and the response, together. */
-function finish(store: Store, claimed: ClaimedAsyncRun, status: 'success' | 'error' = 'success') {
+function finish(store: Store, claimed: ClaimedAsyncRun, status: 'success' | 'error' = 'success', documents?: RunDocument[]) {
   const record = makeRun(claimed.projectId, { id: claimed.id, flow: claimed.flow, method: claimed.method, status, httpStatus: status === 'success' ? 201 : 500 })
   const response = JSON.stringify({ status: record.httpStatus, body: { ok: status === 'success' } })
-  return store.finishAsyncRun(record, 10_000, undefined, { claimToken: claimed.claimToken, response })
+  return store.finishAsyncRun(record, 10_000, undefined, { claimToken: claimed.claimToken, response }, documents)
 }
+
+const runDocument = (document: unknown, keepExisting = false): RunDocument => ({ collection: 'orders', id: randomBytes(12).toString('hex'), document, keepExisting })
 
 async function recordsOf(store: Store, projectId: string): Promise<string[]> {
   return (await store.listRuns({ projectId, limit: 1000 })).map((run) => run.id)
@@ -135,6 +137,32 @@ export function describeAsyncRunsContract(name: string, open: () => Promise<Stor
       expect(await recordsOf(other, projectId)).toEqual([])
       await finish(other, taken!)
       expect(await recordsOf(store, projectId)).toEqual([run.id])
+    })
+
+    it("commits a run's documents with its record, and none of a stale worker's, even in one shared commit", async () => {
+      const projectId = freshProject()
+      const [a, b] = [queued(projectId), queued(projectId)]
+      await store.enqueueAsyncRun(a)
+      const [stale] = await store.claimAsyncRuns(projectId, claimOptions(1, 100))
+      await store.enqueueAsyncRun(b)
+      await sleep(250)
+      const [taken, claimedB] = await other.claimAsyncRuns(projectId, claimOptions(2))
+      expect([taken!.id, claimedB!.id]).toEqual([a.id, b.id])
+      const staleDocs = [runDocument({ by: 'stale' })]
+      const bDocs = [runDocument({ by: 'b', n: 1 }), runDocument({ by: 'b', n: 2 })]
+      const results = await Promise.allSettled([finish(store, stale!, 'success', staleDocs), finish(store, claimedB!, 'success', bDocs)])
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled'])
+      expect(await other.getDocument(projectId, 'orders', staleDocs[0]!.id)).toBeNull()
+      for (const d of bDocs) expect(await other.getDocument(projectId, 'orders', d.id)).toEqual({ _id: d.id, ...(d.document as object) })
+      // The worker holding the claim writes its documents; one an earlier attempt committed under
+      // the same id (keepExisting) is kept as it was.
+      const earlier = runDocument({ attempt: 1 }, true)
+      await store.insertRunDocuments(projectId, [earlier])
+      const takenDocs = [{ ...earlier, document: { attempt: 2 } }, runDocument({ by: 'taken' }, true)]
+      await finish(other, taken!, 'success', takenDocs)
+      expect(await store.getDocument(projectId, 'orders', earlier.id)).toEqual({ _id: earlier.id, attempt: 1 })
+      expect(await store.getDocument(projectId, 'orders', takenDocs[1]!.id)).toEqual({ _id: takenDocs[1]!.id, by: 'taken' })
+      expect((await recordsOf(store, projectId)).sort()).toEqual([a.id, b.id].sort())
     })
 
     it('keeps a renewed lease', async () => {

@@ -3,7 +3,7 @@
 // (another `serve` instance, a crontab `tick`).
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunRecord, Store } from '../../src/model/store.js'
+import type { RunDocument, RunRecord, Store } from '../../src/model/store.js'
 import { describeDocumentsContract } from './documents-contract.js'
 
 let runCounter = 0
@@ -286,6 +286,74 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         const text = await store.insertDocument(projectId, 'c', 'just text')
         expect(await store.getDocument(projectId, 'c', list)).toEqual([1, 'two', { three: 3 }])
         expect(await store.getDocument(projectId, 'c', text)).toBe('just text')
+      })
+    })
+
+    describe('a run and its documents (one commit per run)', () => {
+      const newId = () => randomBytes(12).toString('hex')
+      const doc = (collection: string, document: unknown, keepExisting = false): RunDocument => ({ collection, id: newId(), document, keepExisting })
+
+      it('makes a run and its documents visible to another instance together, once recordRun resolved', async () => {
+        const projectId = freshProject()
+        const run = makeRun(projectId)
+        const documents = [doc('orders', { sku: 'A', qty: 2 }), doc('orders', { sku: 'B' }), doc('audit', 'a text document')]
+        await store.recordRun(run, 100, undefined, documents)
+        expect(await other.getRun(projectId, run.id)).toMatchObject({ id: run.id })
+        expect(await other.getDocument(projectId, 'orders', documents[0]!.id)).toEqual({ _id: documents[0]!.id, sku: 'A', qty: 2 })
+        expect(await other.getDocument(projectId, 'audit', documents[2]!.id)).toBe('a text document')
+        // Insertion order is kept (documents without a sort come back in insertion order).
+        const found = await other.findDocuments(projectId, 'orders', { filter: { kind: 'all', items: [] }, limit: 10 })
+        expect(found.documents).toEqual([{ _id: documents[0]!.id, sku: 'A', qty: 2 }, { _id: documents[1]!.id, sku: 'B' }])
+      })
+
+      it('writes none of the documents when the record cannot be written (its id is taken)', async () => {
+        const projectId = freshProject()
+        const first = makeRun(projectId)
+        await store.recordRun(first, 100)
+        const documents = [doc('orders', { n: 1 }), doc('orders', { n: 2 })]
+        const fresh = makeRun(projectId)
+        const freshDocs = [doc('orders', { n: 3 })]
+        // Sharing one group commit: only the run whose record fails loses its documents.
+        const results = await Promise.allSettled([store.recordRun({ ...first }, 100, undefined, documents), store.recordRun(fresh, 100, undefined, freshDocs)])
+        expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled'])
+        for (const d of documents) expect(await other.getDocument(projectId, 'orders', d.id)).toBeNull()
+        expect(await other.getDocument(projectId, 'orders', freshDocs[0]!.id)).toEqual({ _id: freshDocs[0]!.id, n: 3 })
+        expect(await other.countRuns(projectId, null, null)).toEqual({ success: 2, error: 0 })
+      })
+
+      it('writes no record when one of its documents cannot be written (a duplicate id)', async () => {
+        const projectId = freshProject()
+        const existing = doc('orders', { old: true })
+        await store.insertRunDocuments(projectId, [existing])
+        const run = makeRun(projectId)
+        const other1 = doc('orders', { n: 1 })
+        await expect(store.recordRun(run, 100, undefined, [other1, { ...existing, document: { old: false } }])).rejects.toBeDefined()
+        expect(await other.getRun(projectId, run.id)).toBeNull()
+        expect(await other.getDocument(projectId, 'orders', other1.id)).toBeNull()
+        expect(await other.getDocument(projectId, 'orders', existing.id)).toEqual({ _id: existing.id, old: true })
+      })
+
+      it('keeps a document already stored under the id of a keepExisting insert, and writes the record', async () => {
+        const projectId = freshProject()
+        const earlier = doc('orders', { attempt: 1 }, true)
+        await store.insertRunDocuments(projectId, [earlier])
+        const run = makeRun(projectId)
+        const next = doc('orders', { attempt: 2, second: true }, true)
+        await store.recordRun(run, 100, undefined, [{ ...earlier, document: { attempt: 2 } }, next])
+        expect(await other.getRun(projectId, run.id)).toMatchObject({ id: run.id })
+        expect(await other.getDocument(projectId, 'orders', earlier.id)).toEqual({ _id: earlier.id, attempt: 1 })
+        expect(await other.getDocument(projectId, 'orders', next.id)).toEqual({ _id: next.id, attempt: 2, second: true })
+      })
+
+      it('commits a run\'s documents ahead of its record all or nothing', async () => {
+        const projectId = freshProject()
+        const batch = [doc('c', { i: 1 }), doc('c', { i: 2 })]
+        await store.insertRunDocuments(projectId, batch)
+        for (const d of batch) expect(await other.getDocument(projectId, 'c', d.id)).toEqual({ _id: d.id, ...(d.document as object) })
+        const failing = [doc('c', { i: 3 }), { ...batch[0]!, document: { i: 4 } }]
+        await expect(store.insertRunDocuments(projectId, failing)).rejects.toBeDefined()
+        expect(await other.getDocument(projectId, 'c', failing[0]!.id)).toBeNull()
+        expect(await other.getDocument(projectId, 'c', batch[0]!.id)).toEqual({ _id: batch[0]!.id, i: 1 })
       })
     })
 

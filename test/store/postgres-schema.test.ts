@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DEFAULT_LIMITS, type Project } from '../../src/model/project.js'
 import { validateProject } from '../../src/project/validate.js'
-import { openStore } from '../../src/store/index.js'
+import { openProjectStore } from '../../src/serve/project-store.js'
 import { openPostgresStore } from '../../src/store/postgres.js'
 import { cleanupTempDirs, copyFixture } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
@@ -83,7 +83,7 @@ describe.skipIf(!PG_URL)('database.schema on PostgreSQL', () => {
 
   it('keeps every table in the flowctl schema by default, none in public', async () => {
     const url = await freshDatabase()
-    const store = await openStore(project(url), { env: {} })
+    const store = await openProjectStore(project(url), { env: {} })
     await store.recordRun(makeRun('shop', { id: 'r1' }), 100)
     expect((await store.listRuns({ projectId: 'shop' })).map((run) => run.id)).toEqual(['r1'])
     await store.close()
@@ -95,7 +95,7 @@ describe.skipIf(!PG_URL)('database.schema on PostgreSQL', () => {
 
   it('uses the schema named by database.schema', async () => {
     const url = await freshDatabase()
-    const store = await openStore(project(url, 'app_flows'), { env: {} })
+    const store = await openProjectStore(project(url, 'app_flows'), { env: {} })
     await store.close()
     expect(await tablesOf(url)).toContain('app_flows.runs')
   })
@@ -107,7 +107,7 @@ describe.skipIf(!PG_URL)('database.schema on PostgreSQL', () => {
     await old.close()
     expect(await tablesOf(url)).toContain('public.runs')
 
-    const store = await openStore(project(url), { env: {} })
+    const store = await openProjectStore(project(url), { env: {} })
     expect((await store.listRuns({ projectId: 'shop' })).map((run) => run.id)).toEqual(['old-run'])
     await store.recordRun(makeRun('shop', { id: 'new-run' }), 100)
     expect((await store.listRuns({ projectId: 'shop' })).map((run) => run.id).sort()).toEqual(['new-run', 'old-run'])
@@ -124,7 +124,7 @@ describe.skipIf(!PG_URL)('database.schema on PostgreSQL', () => {
     await client.query('CREATE TABLE public.schema_migrations (version INTEGER)')
     await client.query('CREATE TABLE public.runs (id SERIAL, athlete TEXT, km REAL)')
     await client.end()
-    const store = await openStore(project(url), { env: {} })
+    const store = await openProjectStore(project(url), { env: {} })
     await store.recordRun(makeRun('shop', { id: 'r1' }), 100)
     await store.close()
     const tables = await tablesOf(url)

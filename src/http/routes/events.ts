@@ -5,7 +5,7 @@
 import type { H3Event } from 'h3'
 import { callerMay, callerOf } from '../access.js'
 import type { AppContext } from '../context.js'
-import type { ServerEvent } from '../events.js'
+import type { ServerEvent } from '../../serve/events.js'
 import { errorResponse, INVALID_TOKEN } from '../respond.js'
 import { CHALLENGES } from '../authorization.js'
 

@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js'
 import { errorResponse, INVALID_TOKEN } from '../respond.js'
 import { CHALLENGES } from '../authorization.js'
 import { projectRole } from '../sign-in.js'
-import type { WorkspaceEntry } from '../workspace.js'
+import type { WorkspaceEntry } from '../../serve/workspace.js'
 
 export type ReadAccess = { ok: true; entry: WorkspaceEntry } | { ok: false; response: Response }
 

@@ -5,7 +5,7 @@ import { secretEquals } from '../auth.js'
 import { clientIp } from '../client.js'
 import type { AppContext } from '../context.js'
 import { errorResponse, INVALID_TOKEN, jsonResponse } from '../respond.js'
-import { tickWorkspace } from '../tick-workspace.js'
+import { tickWorkspace } from '../../serve/tick-workspace.js'
 import { authorizationCredentials, CHALLENGES } from '../authorization.js'
 
 /** Failed secrets allowed per client IP in each 10 s window; past them the tick answers 429 (no guessing at speed). */

@@ -1,7 +1,7 @@
 // PostgreSQL schema, as an ordered list of migrations, and the runner that applies them under an
 // advisory lock so several `serve` instances starting at once apply each migration exactly once.
 import type { PoolClient } from 'pg'
-import type { Migration } from './sqlite.js'
+import { unappliedMigrations, type Migration } from './runner.js'
 
 export const POSTGRES_MIGRATIONS: Migration[] = [
   {
@@ -173,12 +173,8 @@ export async function migratePostgres(client: PoolClient, schema: string | undef
     if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)
     if (schema && schema !== 'public' && options.adoptPublicTables) await adoptPublicTables(client, schema)
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
-    // Every version not applied yet, not only those above the newest: migrations written on
-    // parallel branches (2, 3 and 4) may reach a database in any order.
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
-    const applied = new Set(rows.map((row) => row.version))
-    for (const migration of POSTGRES_MIGRATIONS) {
-      if (applied.has(migration.version)) continue
+    for (const migration of unappliedMigrations(POSTGRES_MIGRATIONS, rows.map((row) => row.version))) {
       await client.query('BEGIN')
       try {
         await client.query(migration.sql)

@@ -1,10 +1,7 @@
 // SQLite schema, as an ordered list of migrations. Never edit a released migration: add a new one.
 // Times are canonical ISO text (text order = time order), except lease_until, which is epoch ms.
 
-export interface Migration {
-  version: number
-  sql: string
-}
+import type { Migration } from './runner.js'
 
 export const SQLITE_MIGRATIONS: Migration[] = [
   {

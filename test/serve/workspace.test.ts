@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { Workspace } from '../../src/http/workspace.js'
+import { Workspace } from '../../src/serve/workspace.js'
 import { loadProject, reloadProject } from '../../src/project/load.js'
 import { openSqliteStore } from '../../src/store/sqlite.js'
 import { cleanupTempDirs, copyFixture } from '../helpers.js'

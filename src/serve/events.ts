@@ -50,12 +50,12 @@ export class EventHub {
  * API, replays, the run form, ticks) records through the workspace's store, so all of them show.
  */
 export function publishingStore(store: Store, hub: EventHub): Store {
-  const recordRun: Store['recordRun'] = async (run, cap, details) => {
-    await store.recordRun(run, cap, details)
+  const recordRun: Store['recordRun'] = async (run, cap, details, documents) => {
+    await store.recordRun(run, cap, details, documents)
     if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
   }
-  const finishAsyncRun: Store['finishAsyncRun'] = async (run, cap, details, completion) => {
-    await store.finishAsyncRun(run, cap, details, completion)
+  const finishAsyncRun: Store['finishAsyncRun'] = async (run, cap, details, completion, documents) => {
+    await store.finishAsyncRun(run, cap, details, completion, documents)
     if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
   }
   const bound = new Map<PropertyKey, unknown>()

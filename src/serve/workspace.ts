@@ -1,13 +1,16 @@
 // The live projects of a serve process and their stores. Every entry is an immutable snapshot:
 // a request takes the snapshot once and finishes on it, while a reload swaps in a new one.
 // A store that failed to open (PostgreSQL down) leaves the project served with `storeError` set;
-// later requests retry opening it, at most once every `retryMs`.
+// later requests retry opening it through the store pool (store-pool.ts), at most once every `retryMs`.
 import type { Project } from '../model/project.js'
 import { maskSecrets } from '../language/secrets.js'
+import { documentIndexesOf } from '../project/database.js'
 import { DueIndex } from '../schedule/due-index.js'
-import { documentIndexesOf } from '../store/index.js'
 import type { Store } from '../model/store.js'
 import { EventHub, publishingStore } from './events.js'
+import { StorePool, type StoreOpener, type StorePoolOptions } from './store-pool.js'
+
+export type { StoreOpener } from './store-pool.js'
 
 export interface WorkspaceEntry {
   readonly project: Project
@@ -16,35 +19,18 @@ export interface WorkspaceEntry {
   readonly storeError: string | null
 }
 
-export type StoreOpener = (project: Project) => Promise<Store>
-
-export interface WorkspaceOptions {
-  /** Minimum time between two attempts to open a failed store (default 5 s). */
-  retryMs?: number
-  /** A store that takes longer than this to open counts as failed (default 10 s). */
-  openTimeoutMs?: number
-  now?: () => number
-}
+export type WorkspaceOptions = StorePoolOptions
 
 export class Workspace {
   #entries = new Map<string, WorkspaceEntry>()
-  #lastAttempt = new Map<string, number>()
-  #opening = new Map<string, Promise<Store | null>>()
-  #closed = false
-  readonly #open: StoreOpener
-  readonly #retryMs: number
-  readonly #openTimeoutMs: number
-  readonly #now: () => number
+  readonly #stores: StorePool
   /** The schedules of every project, for the tick; only a reloaded project is re-indexed. */
   readonly dueIndex = new DueIndex()
   /** Runs, reloads and ticks, for `/api/events` and the serve log. */
   readonly events = new EventHub()
 
   constructor(openStore: StoreOpener, options: WorkspaceOptions = {}) {
-    this.#open = openStore
-    this.#retryMs = options.retryMs ?? 5_000
-    this.#openTimeoutMs = options.openTimeoutMs ?? 10_000
-    this.#now = options.now ?? Date.now
+    this.#stores = new StorePool(openStore, options)
   }
 
   /** Adds a loaded project and tries to open its store (a failure is recorded, not thrown). */
@@ -53,7 +39,7 @@ export class Workspace {
     if (this.#entries.has(id)) throw new Error(`two projects use the projectId "${id}"`)
     this.#entries.set(id, { project, store: null, storeError: 'store not opened yet' })
     this.dueIndex.updateProject(project)
-    await this.#tryOpen(id)
+    await this.#open(id)
     return this.#entries.get(id)!
   }
 
@@ -88,52 +74,33 @@ export class Workspace {
     const entry = this.#entries.get(projectId)
     if (!entry) return null
     if (entry.store) return entry.store
-    const last = this.#lastAttempt.get(projectId) ?? 0
-    if (this.#now() - last < this.#retryMs && !this.#opening.has(projectId)) return null
-    return this.#tryOpen(projectId)
+    if (!this.#stores.mayAttempt(projectId)) return null
+    return this.#open(projectId)
   }
 
-  #tryOpen(projectId: string): Promise<Store | null> {
-    const pending = this.#opening.get(projectId)
-    if (pending) return pending
-    const attempt = this.#openOnce(projectId).finally(() => this.#opening.delete(projectId))
-    this.#opening.set(projectId, attempt)
-    return attempt
-  }
-
-  async #openOnce(projectId: string): Promise<Store | null> {
+  async #open(projectId: string): Promise<Store | null> {
     const entry = this.#entries.get(projectId)
     if (!entry) return null
-    this.#lastAttempt.set(projectId, this.#now())
-    const opening = this.#open(entry.project)
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`opening the store took longer than ${this.#openTimeoutMs} ms`)), this.#openTimeoutMs)
-    })
-    try {
-      const store = publishingStore(await Promise.race([opening, timeout]), this.events)
-      const current = this.#entries.get(projectId)
-      if (this.#closed || !current) {
+    const { store, error } = await this.#stores.attempt(projectId, entry.project)
+    const current = this.#entries.get(projectId)
+    if (store) {
+      // The attempt may be shared by several callers: the first one to get here records it.
+      if (current?.store) return current.store
+      if (!current || this.#stores.closed) {
         await store.close().catch(() => {})
         return null
       }
-      this.#entries.set(projectId, { ...current, store, storeError: null })
-      return store
-    } catch (error) {
-      // A store that opens after its timeout is closed rather than leaked.
-      opening.then((late) => late.close(), () => {}).catch(() => {})
-      const current = this.#entries.get(projectId)
-      if (current) this.#entries.set(projectId, { ...current, store: null, storeError: describeStoreError(error, current.project) })
-      return null
-    } finally {
-      clearTimeout(timer)
+      const published = publishingStore(store, this.events)
+      this.#entries.set(projectId, { ...current, store: published, storeError: null })
+      return published
     }
+    if (current && !this.#stores.closed) this.#entries.set(projectId, { ...current, store: null, storeError: describeStoreError(error, current.project) })
+    return null
   }
 
   /** Closes every open store; the workspace serves nothing afterwards. */
   async close(): Promise<void> {
-    this.#closed = true
-    await Promise.allSettled([...this.#opening.values()])
+    await this.#stores.close()
     await Promise.allSettled(this.list().map((entry) => entry.store?.close()))
     for (const [id, entry] of this.#entries) this.#entries.set(id, { ...entry, store: null, storeError: 'closed' })
   }

@@ -2,10 +2,10 @@
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { watchProjects, type ProjectWatchers } from '../../src/http/reload.js'
-import { Workspace } from '../../src/http/workspace.js'
+import { watchProjects, type ProjectWatchers } from '../../src/serve/reload.js'
+import { Workspace } from '../../src/serve/workspace.js'
 import { loadProject } from '../../src/project/load.js'
-import { openStore } from '../../src/store/index.js'
+import { openProjectStore } from '../../src/serve/project-store.js'
 import { cleanupTempDirs, copyFixture, eventually } from '../helpers.js'
 
 const greet = (message: string) =>
@@ -19,7 +19,7 @@ let reloads = 0
 
 beforeAll(async () => {
   dir = await copyFixture('example')
-  workspace = new Workspace((project) => openStore(project, { env: {} }))
+  workspace = new Workspace((project) => openProjectStore(project, { env: {} }))
   await workspace.add(await loadProject(dir, { env: {} }))
   watchers = await watchProjects(workspace, { log: (line) => logs.push(line), onReload: () => reloads++ })
 })
