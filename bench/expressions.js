@@ -8,7 +8,7 @@ import { startFlowctl } from './lib/servers.js'
 import { httpRequest, stopChild } from './lib/proc.js'
 import { alternate, ORDER_BODIES } from './lib/load.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
-import { requireFlowctl } from './lib/flowctl-check.js'
+import { newestRun, requireFlowctl } from './lib/flowctl-check.js'
 
 const START = {
   id: 'start',
@@ -104,6 +104,10 @@ export async function run({ log = console.log } = {}) {
   } finally {
     await stopChild(flowctl.child)
   }
+  // Read after the server stopped: the last load was on the expression flow, and its runs must be committed.
+  const newest = newestRun(dir)
+  const ok = newest !== null && newest.flow === 'expressions' && newest.status === 'success'
+  rows.push(row('Expression bench: history recorded under load', newest ? `${newest.flow} ${newest.status} ${newest.httpStatus}` : 'no record', '—', '—', 'newest record present', ok))
   return { name: 'expressions', rows, notes }
 }
 
