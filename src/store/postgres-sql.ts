@@ -27,13 +27,17 @@ export function insertDocumentsCte(first: number, ofRuns = false): string {
   const arrays = ['text', 'text', 'text', 'text', 'bool', ...(ofRuns ? ['text'] : [])].map((type, i) => `$${first + i}::${type}[]`).join(', ')
   const names = `id, project_id, collection, body, keep${ofRuns ? ', run_id' : ''}, n`
   const runs = ofRuns ? 'AND d.run_id IN (SELECT id FROM done)' : ''
-  const select = (keep: string) => `SELECT d.id, d.project_id, d.collection, d.body::jsonb FROM d WHERE ${keep} ${runs} ORDER BY d.n`
+  // created_at is the insertion order documents come back in (then id): every row of one statement
+  // shares now(), and ids are not always time-ordered (an async run's are derived from its run id),
+  // so each row gets now() plus its place in the batch, in microseconds.
+  const select = (keep: string) =>
+    `SELECT d.id, d.project_id, d.collection, d.body::jsonb, now() + (d.n - 1) * interval '1 microsecond' FROM d WHERE ${keep} ${runs} ORDER BY d.n`
   return `d AS (
       SELECT * FROM unnest(${arrays}) WITH ORDINALITY AS d(${names})
     ), docs AS (
-      INSERT INTO documents (id, project_id, collection, body) ${select('NOT d.keep')}
+      INSERT INTO documents (id, project_id, collection, body, created_at) ${select('NOT d.keep')}
     ), kept AS (
-      INSERT INTO documents (id, project_id, collection, body) ${select('d.keep')} ON CONFLICT (id) DO NOTHING
+      INSERT INTO documents (id, project_id, collection, body, created_at) ${select('d.keep')} ON CONFLICT (id) DO NOTHING
     )`
 }
 

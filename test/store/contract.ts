@@ -297,6 +297,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         const projectId = freshProject()
         const run = makeRun(projectId)
         const documents = [doc('orders', { sku: 'A', qty: 2 }), doc('orders', { sku: 'B' }), doc('audit', 'a text document')]
+        // The second id sorts first, so only the insertion order can list A before B.
+        documents[0]!.id = `f${documents[0]!.id.slice(1)}`
+        documents[1]!.id = `0${documents[1]!.id.slice(1)}`
         await store.recordRun(run, 100, undefined, documents)
         expect(await other.getRun(projectId, run.id)).toMatchObject({ id: run.id })
         expect(await other.getDocument(projectId, 'orders', documents[0]!.id)).toEqual({ _id: documents[0]!.id, sku: 'A', qty: 2 })
