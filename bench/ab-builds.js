@@ -26,15 +26,27 @@ for (const tree of trees) {
   const database = postgres ? await freshPostgresDatabase(postgres) : null
   if (database) databases.push(database)
   const env = database ? { FLOWCTL_DATABASE_URL: database.url } : {}
-  const child = startChild(process.execPath, [join(tree, 'bin/flowctl.js'), 'serve', dir, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { cwd: tree, env, name: tree })
+  const child = startChild(process.execPath, [join(tree, 'bin/flowctl.js'), 'serve', dir, '--port', String(port), '--host', '127.0.0.1', '--quiet'], {
+    cwd: tree,
+    env,
+    name: tree,
+  })
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(url + '/api/run/bench/nope', { child })
-  targets.push({ name: tree.split('/').pop(), url: url + '/api/run/bench/create-order', headers: { authorization: `Bearer ${BENCH_TOKEN}` }, pid: child.pid, sideCpuMs: databaseCpu })
+  targets.push({
+    name: tree.split('/').pop(),
+    url: url + '/api/run/bench/create-order',
+    headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+    pid: child.pid,
+    sideCpuMs: databaseCpu,
+  })
 }
 const results = await alternate(targets, { rounds: Number(process.env.ROUNDS ?? 3) })
 for (const r of results) {
   const side = Number.isFinite(r.sideCpuUs) ? `, database CPU ${r.sideCpuUs.toFixed(0)} µs/req` : ''
-  console.log(`${r.name.padEnd(16)} ${r.rps.toFixed(0)} req/s, server CPU ${r.cpuUs.toFixed(0)} µs/req [${r.runs.map((x) => x.cpuUs.toFixed(0)).join(' ')}]${side} non2xx ${r.non2xx}`)
+  console.log(
+    `${r.name.padEnd(16)} ${r.rps.toFixed(0)} req/s, server CPU ${r.cpuUs.toFixed(0)} µs/req [${r.runs.map((x) => x.cpuUs.toFixed(0)).join(' ')}]${side} non2xx ${r.non2xx}`,
+  )
 }
 await stopAll()
 for (const database of databases) await database.drop()

@@ -32,5 +32,7 @@ for (const [name, args] of Object.entries(COMMANDS)) {
   }
   const cpu = (which) => median(samples[which].map((s) => s.cpuMs))
   const wall = (which) => median(samples[which].map((s) => s.wallMs))
-  console.log(`${name.padEnd(15)} A ${cpu('a').toFixed(0)} ms CPU / ${wall('a').toFixed(0)} ms wall   B ${cpu('b').toFixed(0)} ms CPU / ${wall('b').toFixed(0)} ms wall   B/A CPU ${(cpu('b') / cpu('a')).toFixed(2)}×, wall ${(wall('b') / wall('a')).toFixed(2)}×`)
+  console.log(
+    `${name.padEnd(15)} A ${cpu('a').toFixed(0)} ms CPU / ${wall('a').toFixed(0)} ms wall   B ${cpu('b').toFixed(0)} ms CPU / ${wall('b').toFixed(0)} ms wall   B/A CPU ${(cpu('b') / cpu('a')).toFixed(2)}×, wall ${(wall('b') / wall('a')).toFixed(2)}×`,
+  )
 }

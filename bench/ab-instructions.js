@@ -46,7 +46,24 @@ for (const tree of process.argv.slice(2)) {
   const dir = writeOrderProject(mkdtempSync(join(tmpdir(), 'instr-')))
   const outDir = mkdtempSync(join(tmpdir(), 'callgrind-'))
   const port = await freePort()
-  const child = startChild('valgrind', ['--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${outDir}/callgrind.out.%p`, process.execPath, join(tree, 'bin/flowctl.js'), 'serve', dir, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { cwd: tree, name: tree })
+  const child = startChild(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--smc-check=all-non-file',
+      `--callgrind-out-file=${outDir}/callgrind.out.%p`,
+      process.execPath,
+      join(tree, 'bin/flowctl.js'),
+      'serve',
+      dir,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--quiet',
+    ],
+    { cwd: tree, name: tree },
+  )
   const url = `http://127.0.0.1:${port}/api/run/bench/create-order`
   await waitForHttp(url.replace('create-order', 'nope'), { child, timeoutMs: 600000 })
   const warm = await load(url, WARMUP)

@@ -68,18 +68,49 @@ export async function run({ log = console.log } = {}) {
 
   const { sync, ack } = await measure(0, 3, log)
   const cost = sync.rps / ack.rps
-  rows.push(row('Async acknowledgement (202) vs sync empty run: cost (inverse req/s, mean of 3)', `${ack.rps.toFixed(0)} req/s`, `${sync.rps.toFixed(0)} req/s`, fmtRatio(cost), '≤ 1.20×', cost <= 1.2))
-  rows.push(row('Async acknowledgement server CPU per request', `${ack.cpuUs.toFixed(0)} µs`, `${sync.cpuUs.toFixed(0)} µs`, fmtRatio(ack.cpuUs / sync.cpuUs), '—', null))
+  rows.push(
+    row(
+      'Async acknowledgement (202) vs sync empty run: cost (inverse req/s, mean of 3)',
+      `${ack.rps.toFixed(0)} req/s`,
+      `${sync.rps.toFixed(0)} req/s`,
+      fmtRatio(cost),
+      '≤ 1.20×',
+      cost <= 1.2,
+    ),
+  )
+  rows.push(
+    row(
+      'Async acknowledgement server CPU per request',
+      `${ack.cpuUs.toFixed(0)} µs`,
+      `${sync.cpuUs.toFixed(0)} µs`,
+      fmtRatio(ack.cpuUs / sync.cpuUs),
+      '—',
+      null,
+    ),
+  )
   rows.push(row('Async acknowledgement latency p99', `${ack.p99.toFixed(1)} ms`, `${sync.p99.toFixed(1)} ms`, fmtRatio(ack.p99 / sync.p99), '—', null))
   const bad = ack.non2xx + ack.errors + sync.non2xx + sync.errors
   rows.push(row('non-2xx + socket errors (both routes)', String(bad), '—', '—', '0', bad === 0))
-  notes.push(`baseline (sync Start → End, embedded store): ${sync.rps.toFixed(0)} req/s absolute; the ack-only instance (asyncConcurrency: 0) queues every run and executes none`)
+  notes.push(
+    `baseline (sync Start → End, embedded store): ${sync.rps.toFixed(0)} req/s absolute; the ack-only instance (asyncConcurrency: 0) queues every run and executes none`,
+  )
 
   // For information: the same instance also executing the queued runs (4 workers).
   const withWorkers = await measure(4, 1, log)
   const costWithWorkers = withWorkers.sync.rps / withWorkers.ack.rps
-  rows.push(row('Async 202 vs sync empty run, 4 workers running the queue in the same process', `${withWorkers.ack.rps.toFixed(0)} req/s`, `${withWorkers.sync.rps.toFixed(0)} req/s`, fmtRatio(costWithWorkers), '—', null))
-  notes.push('with workers, the instance runs each queued run as well as acknowledging it, and the backlog left by the async round keeps running during the next sync round: both figures are lower, and the ratio mixes the two costs')
+  rows.push(
+    row(
+      'Async 202 vs sync empty run, 4 workers running the queue in the same process',
+      `${withWorkers.ack.rps.toFixed(0)} req/s`,
+      `${withWorkers.sync.rps.toFixed(0)} req/s`,
+      fmtRatio(costWithWorkers),
+      '—',
+      null,
+    ),
+  )
+  notes.push(
+    'with workers, the instance runs each queued run as well as acknowledging it, and the backlog left by the async round keeps running during the next sync round: both figures are lower, and the ratio mixes the two costs',
+  )
   // The same acknowledgement on PostgreSQL (where several instances share the queue), when a server answers.
   const pgUrl = await reachablePostgres()
   if (pgUrl) {
@@ -87,8 +118,19 @@ export async function run({ log = console.log } = {}) {
     try {
       const pg = await measure(0, 2, log, { FLOWCTL_DATABASE_URL: database.url })
       const pgCost = pg.sync.rps / pg.ack.rps
-      rows.push(row('Async acknowledgement (202) vs sync empty run, PostgreSQL: cost (inverse req/s, mean of 2)', `${pg.ack.rps.toFixed(0)} req/s`, `${pg.sync.rps.toFixed(0)} req/s`, fmtRatio(pgCost), '≤ 1.20×', pgCost <= 1.2))
-      notes.push(`baseline on PostgreSQL (sync Start → End): ${pg.sync.rps.toFixed(0)} req/s absolute, in a fresh database beside ${pgUrl.replace(/\/\/[^@]*@/, '//…@')}`)
+      rows.push(
+        row(
+          'Async acknowledgement (202) vs sync empty run, PostgreSQL: cost (inverse req/s, mean of 2)',
+          `${pg.ack.rps.toFixed(0)} req/s`,
+          `${pg.sync.rps.toFixed(0)} req/s`,
+          fmtRatio(pgCost),
+          '≤ 1.20×',
+          pgCost <= 1.2,
+        ),
+      )
+      notes.push(
+        `baseline on PostgreSQL (sync Start → End): ${pg.sync.rps.toFixed(0)} req/s absolute, in a fresh database beside ${pgUrl.replace(/\/\/[^@]*@/, '//…@')}`,
+      )
     } finally {
       await database.drop().catch((error) => notes.push(`could not drop the benchmark database: ${error.message}`))
     }

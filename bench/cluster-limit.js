@@ -71,8 +71,26 @@ export async function run({ log = console.log } = {}) {
       { log, rounds: 3 },
     )
     const cost = instance.rps / cluster.rps
-    rows.push(row('Rate limit scope cluster vs instance, PostgreSQL (req/s, mean of 3; cost = instance ÷ cluster)', cluster.rps.toFixed(0), instance.rps.toFixed(0), fmtRatio(cost), '≤ 1.20×', cost <= 1.2))
-    rows.push(row('Rate limit scope cluster vs instance, server CPU per request', `${cluster.cpuUs.toFixed(0)} µs`, `${instance.cpuUs.toFixed(0)} µs`, fmtRatio(cluster.cpuUs / instance.cpuUs), '—', null))
+    rows.push(
+      row(
+        'Rate limit scope cluster vs instance, PostgreSQL (req/s, mean of 3; cost = instance ÷ cluster)',
+        cluster.rps.toFixed(0),
+        instance.rps.toFixed(0),
+        fmtRatio(cost),
+        '≤ 1.20×',
+        cost <= 1.2,
+      ),
+    )
+    rows.push(
+      row(
+        'Rate limit scope cluster vs instance, server CPU per request',
+        `${cluster.cpuUs.toFixed(0)} µs`,
+        `${instance.cpuUs.toFixed(0)} µs`,
+        fmtRatio(cluster.cpuUs / instance.cpuUs),
+        '—',
+        null,
+      ),
+    )
     const bad = cluster.non2xx + cluster.errors
     rows.push(row('Rate limit scope cluster: non-2xx + socket errors', String(bad), String(instance.non2xx + instance.errors), '—', '0', bad === 0))
     if (bad) notes.push(`cluster: non-2xx statuses ${JSON.stringify(cluster.statuses)}`)

@@ -59,11 +59,23 @@ const ROUNDS = 8
  * machine's load during the run weighs on both alike.
  */
 async function rates(a, b) {
-  for (let i = 0; i < 200; i += 1) { await a(i); await b(i) } // warm-up: statements prepared, pages cached
+  for (let i = 0; i < 200; i += 1) {
+    await a(i)
+    await b(i)
+  } // warm-up: statements prepared, pages cached
   const spent = [0, 0]
   const perRound = LOOKUPS / ROUNDS
   for (let round = 0; round < ROUNDS; round += 1) {
-    const order = round % 2 ? [[b, 1], [a, 0]] : [[a, 0], [b, 1]]
+    const order =
+      round % 2
+        ? [
+            [b, 1],
+            [a, 0],
+          ]
+        : [
+            [a, 0],
+            [b, 1],
+          ]
     for (const [once, slot] of order) {
       const started = performance.now()
       for (let i = round * perRound; i < (round + 1) * perRound; i += 1) await once(i)
@@ -80,7 +92,7 @@ async function measure(label, store, seeded) {
   const pick = (i) => seeded[(i * 7919) % seeded.length]
   const getContext = contextFor(store, { id: 'g', type: 'get', settings: { collection: 'tickets', documentId: '{{start.id}}' } }, scope)
   const findContext = contextFor(store, { id: 'f', type: 'find', settings: { collection: 'tickets', filter: { code: '{{start.code}}' } } }, scope)
-  const seen = await findNode.execute((start.code = 'T-42', findContext))
+  const seen = await findNode.execute(((start.code = 'T-42'), findContext))
   if (seen.output.count !== 1) throw new Error(`find by code found ${seen.output.count} documents, expected 1`)
 
   const [get, find] = await rates(
@@ -96,8 +108,19 @@ async function measure(label, store, seeded) {
     },
   )
   const ratio = find / get
-  log(`  ${label.padEnd(10)} find by indexed code ${find.toFixed(0).padStart(6)} ops/s   get by id ${get.toFixed(0).padStart(6)} ops/s   ratio ${ratio.toFixed(2)}× (target ≥ ${TARGET.toFixed(2)}×)`)
-  rows.push(row(`find node, indexed equality over ${DOCUMENTS.toLocaleString('en')} documents, ${label} (ops/s; baseline: get node by id)`, find.toFixed(0), get.toFixed(0), fmtRatio(ratio), '≥ 0.33× (within 3×)', ratio >= TARGET))
+  log(
+    `  ${label.padEnd(10)} find by indexed code ${find.toFixed(0).padStart(6)} ops/s   get by id ${get.toFixed(0).padStart(6)} ops/s   ratio ${ratio.toFixed(2)}× (target ≥ ${TARGET.toFixed(2)}×)`,
+  )
+  rows.push(
+    row(
+      `find node, indexed equality over ${DOCUMENTS.toLocaleString('en')} documents, ${label} (ops/s; baseline: get node by id)`,
+      find.toFixed(0),
+      get.toFixed(0),
+      fmtRatio(ratio),
+      '≥ 0.33× (within 3×)',
+      ratio >= TARGET,
+    ),
+  )
 }
 
 async function sqlite(seeded) {
@@ -108,7 +131,9 @@ async function sqlite(seeded) {
     const db = new Database(file)
     const insert = db.prepare('INSERT INTO documents (id, project_id, collection, body, created_at) VALUES (?, ?, ?, ?, ?)')
     const now = new Date().toISOString()
-    db.transaction(() => { for (const d of seeded) insert.run(d.id, PROJECT, 'tickets', d.body, now) })()
+    db.transaction(() => {
+      for (const d of seeded) insert.run(d.id, PROJECT, 'tickets', d.body, now)
+    })()
     db.exec('ANALYZE')
     db.close()
     const store = await openSqliteStore(file)
@@ -127,8 +152,11 @@ async function postgres(url, seeded) {
     await client.connect()
     for (let i = 0; i < seeded.length; i += 10_000) {
       const part = seeded.slice(i, i + 10_000)
-      await client.query(`INSERT INTO documents (id, project_id, collection, body)
-        SELECT id, $1, 'tickets', body::jsonb FROM unnest($2::text[], $3::text[]) AS d(id, body)`, [PROJECT, part.map((d) => d.id), part.map((d) => d.body)])
+      await client.query(
+        `INSERT INTO documents (id, project_id, collection, body)
+        SELECT id, $1, 'tickets', body::jsonb FROM unnest($2::text[], $3::text[]) AS d(id, body)`,
+        [PROJECT, part.map((d) => d.id), part.map((d) => d.body)],
+      )
     }
     await store.ensureIndexes({ tickets: [['code']] })
     await client.query('ANALYZE documents')

@@ -96,8 +96,26 @@ export async function run({ log = console.log } = {}) {
       { log },
     )
     const ratio = expr.rps / base.rps
-    rows.push(row('Expression-heavy flow (8 expressions) vs plain references (req/s, mean of 2)', expr.rps.toFixed(0), base.rps.toFixed(0), fmtRatio(ratio), '≥ 0.67× (within 1.5×)', ratio >= 1 / 1.5))
-    rows.push(row('Expression-heavy flow, server CPU per request', `${expr.cpuUs.toFixed(0)} µs`, `${base.cpuUs.toFixed(0)} µs`, fmtRatio(expr.cpuUs / base.cpuUs), '≤ 1.50×', expr.cpuUs / base.cpuUs <= 1.5))
+    rows.push(
+      row(
+        'Expression-heavy flow (8 expressions) vs plain references (req/s, mean of 2)',
+        expr.rps.toFixed(0),
+        base.rps.toFixed(0),
+        fmtRatio(ratio),
+        '≥ 0.67× (within 1.5×)',
+        ratio >= 1 / 1.5,
+      ),
+    )
+    rows.push(
+      row(
+        'Expression-heavy flow, server CPU per request',
+        `${expr.cpuUs.toFixed(0)} µs`,
+        `${base.cpuUs.toFixed(0)} µs`,
+        fmtRatio(expr.cpuUs / base.cpuUs),
+        '≤ 1.50×',
+        expr.cpuUs / base.cpuUs <= 1.5,
+      ),
+    )
     const bad = expr.non2xx + expr.errors + base.non2xx + base.errors
     rows.push(row('Expression bench non-2xx + socket errors', String(expr.non2xx + expr.errors), String(base.non2xx + base.errors), '—', '0', bad === 0))
     if (bad) notes.push(`statuses: expressions ${JSON.stringify(expr.statuses)}, plain ${JSON.stringify(base.statuses)}`)
@@ -107,7 +125,16 @@ export async function run({ log = console.log } = {}) {
   // Read after the server stopped: the last load was on the expression flow, and its runs must be committed.
   const newest = newestRun(dir)
   const ok = newest !== null && newest.flow === 'expressions' && newest.status === 'success'
-  rows.push(row('Expression bench: history recorded under load', newest ? `${newest.flow} ${newest.status} ${newest.httpStatus}` : 'no record', '—', '—', 'newest record present', ok))
+  rows.push(
+    row(
+      'Expression bench: history recorded under load',
+      newest ? `${newest.flow} ${newest.status} ${newest.httpStatus}` : 'no record',
+      '—',
+      '—',
+      'newest record present',
+      ok,
+    ),
+  )
   return { name: 'expressions', rows, notes }
 }
 

@@ -40,11 +40,33 @@ export async function run({ log = console.log } = {}) {
     const beyondNode = test - node
     // The spread says how much other load on the machine moved the medians.
     const spread = (k) => `${fmtMs(Math.min(...times[k]))}–${fmtMs(Math.max(...times[k]))}`
-    log(`  node -e 0 ${fmtMs(node)}, validate ${fmtMs(validate)}, test (${cases} cases) ${fmtMs(test)}: ${fmtRatio(ratio)} of validate, ${fmtMs(beyondNode)} beyond node`)
+    log(
+      `  node -e 0 ${fmtMs(node)}, validate ${fmtMs(validate)}, test (${cases} cases) ${fmtMs(test)}: ${fmtRatio(ratio)} of validate, ${fmtMs(beyondNode)} beyond node`,
+    )
     log(`  spread (min–max of ${RUNS}): node -e 0 ${spread(0)}, validate ${spread(1)}, test ${spread(2)}`)
-    notes.push(`flowctl validate ${fmtMs(validate)} (absolute, the ratio's baseline), node -e 0 ${fmtMs(node)}; min–max of ${RUNS} runs: node ${spread(0)}, validate ${spread(1)}, test ${spread(2)}`)
-    rows.push(row(`flowctl test, ${cases} cases of fixtures/example (median of ${RUNS}; baseline flowctl validate on it)`, fmtMs(test), fmtMs(validate), fmtRatio(ratio), '≤ 3×', ratio <= 3))
-    rows.push(row(`flowctl test beyond Node's start-up (baseline node -e 0)`, fmtMs(beyondNode), fmtMs(node), fmtRatio(test / node), '≤ 500 ms beyond', beyondNode <= 500))
+    notes.push(
+      `flowctl validate ${fmtMs(validate)} (absolute, the ratio's baseline), node -e 0 ${fmtMs(node)}; min–max of ${RUNS} runs: node ${spread(0)}, validate ${spread(1)}, test ${spread(2)}`,
+    )
+    rows.push(
+      row(
+        `flowctl test, ${cases} cases of fixtures/example (median of ${RUNS}; baseline flowctl validate on it)`,
+        fmtMs(test),
+        fmtMs(validate),
+        fmtRatio(ratio),
+        '≤ 3×',
+        ratio <= 3,
+      ),
+    )
+    rows.push(
+      row(
+        `flowctl test beyond Node's start-up (baseline node -e 0)`,
+        fmtMs(beyondNode),
+        fmtMs(node),
+        fmtRatio(test / node),
+        '≤ 500 ms beyond',
+        beyondNode <= 500,
+      ),
+    )
   } catch (error) {
     log(`  failed: ${error.message}`)
     notes.push(`failed: ${error.message.split('\n')[0]}`)

@@ -40,7 +40,16 @@ export async function run({ log = console.log } = {}) {
     )
     const ratio = kept.rps / base.rps
     rows.push(row('Run API, history.keep: all vs none (req/s, mean of 3)', kept.rps.toFixed(0), base.rps.toFixed(0), fmtRatio(ratio), '≥ 0.90×', ratio >= 0.9))
-    rows.push(row('Run API server CPU per request, keep: all vs none', `${kept.cpuUs.toFixed(0)} µs`, `${base.cpuUs.toFixed(0)} µs`, fmtRatio(kept.cpuUs / base.cpuUs), '—', null))
+    rows.push(
+      row(
+        'Run API server CPU per request, keep: all vs none',
+        `${kept.cpuUs.toFixed(0)} µs`,
+        `${base.cpuUs.toFixed(0)} µs`,
+        fmtRatio(kept.cpuUs / base.cpuUs),
+        '—',
+        null,
+      ),
+    )
     rows.push(row('Run API latency p99, keep: all vs none', `${kept.p99.toFixed(1)} ms`, `${base.p99.toFixed(1)} ms`, fmtRatio(kept.p99 / base.p99), '—', null))
     const bad = kept.non2xx + kept.errors + base.non2xx + base.errors
     rows.push(row('non-2xx + socket errors (both servers)', String(bad), '—', '—', '0', bad === 0))

@@ -41,7 +41,13 @@ async function makeApp() {
   const workspace = new Workspace((p) => openProjectStore(p, { env: {} }))
   await workspace.add(await loadProject(dir, { env: {} }))
   const app = createApp(workspace, { trustProxy: 1, quiet: true, usersFile: join(dir, 'users.yaml'), fallbackClientIp: '10.0.0.1' })
-  return { app, close: async () => { await workspace.close(); await rm(dir, { recursive: true, force: true }) } }
+  return {
+    app,
+    close: async () => {
+      await workspace.close()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
 }
 
 async function phase(app, count, makeRequest) {
@@ -63,7 +69,8 @@ async function phase(app, count, makeRequest) {
   return { msPerRequest, maxDelayMs: delay.max / 1e6, peakMb: Math.max(peak, process.memoryUsage().rss) / 2 ** 20 }
 }
 
-const post = (path, body, headers = {}) => new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+const post = (path, body, headers = {}) =>
+  new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
 
 export async function run() {
   const { app, close } = await makeApp()
@@ -75,17 +82,51 @@ export async function run() {
     const baseline = await phase(app, N, () => new Request('http://localhost/api/run/shop/order-status/open'))
     const junk = 'y'.repeat(14_000)
     const phases = {
-      'limiter flood (14 KB X-Forwarded-For, new value each request)': await phase(app, N, (i) =>
-        new Request('http://localhost/api/run/shop/order-status/open', { headers: { 'x-forwarded-for': `${junk}${i}, ${junk}` } })),
+      'limiter flood (14 KB X-Forwarded-For, new value each request)': await phase(
+        app,
+        N,
+        (i) => new Request('http://localhost/api/run/shop/order-status/open', { headers: { 'x-forwarded-for': `${junk}${i}, ${junk}` } }),
+      ),
       'ReDoS ^(a+)+$ with a*32+!': await phase(app, N, () => post('/api/run/shop/pattern', JSON.stringify({ s: `${'a'.repeat(32)}!` }))),
-      'huge error (1 MB quoted in a failure reason)': await phase(app, Math.ceil(N / 10), () => post('/api/run/shop/nap', JSON.stringify({ ms: 'z'.repeat(1_000_000) }))),
-      '400 with 5,000 errors': await phase(app, Math.ceil(N / 10), () => post('/api/run/shop/strict', JSON.stringify(Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]))))),
+      'huge error (1 MB quoted in a failure reason)': await phase(app, Math.ceil(N / 10), () =>
+        post('/api/run/shop/nap', JSON.stringify({ ms: 'z'.repeat(1_000_000) })),
+      ),
+      '400 with 5,000 errors': await phase(app, Math.ceil(N / 10), () =>
+        post('/api/run/shop/strict', JSON.stringify(Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i])))),
+      ),
     }
     const rows = [row('plain GET (baseline)', `${baseline.msPerRequest.toFixed(2)} ms/req`, '—', '1.00×', 'info', null)]
     for (const [name, result] of Object.entries(phases)) {
-      rows.push(row(`${name}: ms per request`, `${result.msPerRequest.toFixed(2)} ms`, `${baseline.msPerRequest.toFixed(2)} ms`, fmtRatio(result.msPerRequest / baseline.msPerRequest), 'info', null))
-      rows.push(row(`${name}: longest event-loop block`, `${result.maxDelayMs.toFixed(0)} ms`, `${baseline.maxDelayMs.toFixed(0)} ms`, fmtRatio(result.maxDelayMs / baseline.maxDelayMs), '< 100 ms', result.maxDelayMs < 100))
-      rows.push(row(`${name}: peak RSS`, `${result.peakMb.toFixed(0)} MB`, `${baseline.peakMb.toFixed(0)} MB`, fmtRatio(result.peakMb / baseline.peakMb), '< 300 MB', result.peakMb < 300))
+      rows.push(
+        row(
+          `${name}: ms per request`,
+          `${result.msPerRequest.toFixed(2)} ms`,
+          `${baseline.msPerRequest.toFixed(2)} ms`,
+          fmtRatio(result.msPerRequest / baseline.msPerRequest),
+          'info',
+          null,
+        ),
+      )
+      rows.push(
+        row(
+          `${name}: longest event-loop block`,
+          `${result.maxDelayMs.toFixed(0)} ms`,
+          `${baseline.maxDelayMs.toFixed(0)} ms`,
+          fmtRatio(result.maxDelayMs / baseline.maxDelayMs),
+          '< 100 ms',
+          result.maxDelayMs < 100,
+        ),
+      )
+      rows.push(
+        row(
+          `${name}: peak RSS`,
+          `${result.peakMb.toFixed(0)} MB`,
+          `${baseline.peakMb.toFixed(0)} MB`,
+          fmtRatio(result.peakMb / baseline.peakMb),
+          '< 300 MB',
+          result.peakMb < 300,
+        ),
+      )
     }
     return { name: 'hostile', rows, notes: [`${N} requests per phase (a tenth for the 1 MB and 5,000-error bodies), in-process app.fetch, embedded store`] }
   } finally {

@@ -18,7 +18,12 @@ const fmtMb = (mb) => `${mb.toFixed(1)} MB`
 async function spreadRequests(url, pathOf, headers) {
   const agent = new Agent({ keepAlive: true, maxSockets: 10 })
   const send = async (i) => {
-    const res = await httpRequest(url + pathOf(i), { agent, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: ORDER_BODIES[i % 2] })
+    const res = await httpRequest(url + pathOf(i), {
+      agent,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: ORDER_BODIES[i % 2],
+    })
     if (res.status !== 201) throw new Error(`${pathOf(i)} answered ${res.status}: ${res.body.slice(0, 200)}`)
   }
   try {
@@ -47,9 +52,29 @@ export async function run({ log = console.log } = {}) {
     // Flow i*5 for request i: 200 distinct flows, spread over the whole project.
     await spreadRequests(flowctl.url, (i) => `/api/run/bench/${flowSlug((i * 5) % FLOWS)}`, { authorization: `Bearer ${BENCH_TOKEN}` })
     const after = rssMb(flowctl.child.pid)
-    log(`  flowctl: ${fmtMb(start)} after start-up (${flowctl.readyMs.toFixed(0)} ms), ${fmtMb(after)} after ${REQUESTS} requests; h3 baseline: ${fmtMb(baseStart)} / ${fmtMb(baseAfter)}`)
-    rows.push(row(`RSS after start-up, ${FLOWS.toLocaleString('en')} flows (baseline: plain h3 server)`, fmtMb(start), fmtMb(baseStart), fmtRatio(start / baseStart), '—', null))
-    rows.push(row(`RSS after ${REQUESTS} requests over ${REQUESTS} flows (baseline: plain h3 server)`, fmtMb(after), fmtMb(baseAfter), fmtRatio(after / baseAfter), '< 200 MB', after < 200))
+    log(
+      `  flowctl: ${fmtMb(start)} after start-up (${flowctl.readyMs.toFixed(0)} ms), ${fmtMb(after)} after ${REQUESTS} requests; h3 baseline: ${fmtMb(baseStart)} / ${fmtMb(baseAfter)}`,
+    )
+    rows.push(
+      row(
+        `RSS after start-up, ${FLOWS.toLocaleString('en')} flows (baseline: plain h3 server)`,
+        fmtMb(start),
+        fmtMb(baseStart),
+        fmtRatio(start / baseStart),
+        '—',
+        null,
+      ),
+    )
+    rows.push(
+      row(
+        `RSS after ${REQUESTS} requests over ${REQUESTS} flows (baseline: plain h3 server)`,
+        fmtMb(after),
+        fmtMb(baseAfter),
+        fmtRatio(after / baseAfter),
+        '< 200 MB',
+        after < 200,
+      ),
+    )
     notes.push(`serve with ${FLOWS.toLocaleString('en')} order flows answered after ${flowctl.readyMs.toFixed(0)} ms`)
   } catch (error) {
     log(`  failed: ${error.message}`)

@@ -26,11 +26,15 @@ try {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))
   if (!files.length) throw new Error('no .cpuprofile written: did serve exit cleanly on SIGINT?')
   const top = topSelfTime(join(dir, files[0]), { root: ROOT + '/' })
-  const show = (list, n) => list.slice(0, n).forEach((f) => console.log(`  ${f.pct.toFixed(1).padStart(5)}%  ${f.ms.toFixed(0).padStart(6)} ms  ${f.name ?? ''} ${f.where ?? f.file}`))
+  const show = (list, n) =>
+    list.slice(0, n).forEach((f) => console.log(`  ${f.pct.toFixed(1).padStart(5)}%  ${f.ms.toFixed(0).padStart(6)} ms  ${f.name ?? ''} ${f.where ?? f.file}`))
   console.log(`\nself time, total ${top.totalMs.toFixed(0)} ms; top functions:`)
   show(top.functions, 30)
   console.log('\ntop functions in flowctl (dist/ ≙ src/):')
-  show(top.functions.filter((f) => f.where.startsWith('dist/')), 20)
+  show(
+    top.functions.filter((f) => f.where.startsWith('dist/')),
+    20,
+  )
   console.log('\nself time by package / folder:')
   show(top.groups, 15)
   console.log('\nself time by file:')

@@ -14,7 +14,8 @@ const result = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir,
 console.log(`exit ${result.status} after ${(performance.now() - started).toFixed(0)} ms (with profiling overhead)`)
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
 const top = topSelfTime(join(dir, file), { root: ROOT + '/' })
-const show = (list, n) => list.slice(0, n).forEach((f) => console.log(`  ${f.pct.toFixed(1).padStart(5)}%  ${f.ms.toFixed(0).padStart(6)} ms  ${f.name ?? ''} ${f.where ?? f.file}`))
+const show = (list, n) =>
+  list.slice(0, n).forEach((f) => console.log(`  ${f.pct.toFixed(1).padStart(5)}%  ${f.ms.toFixed(0).padStart(6)} ms  ${f.name ?? ''} ${f.where ?? f.file}`))
 console.log(`\nself time, total ${top.totalMs.toFixed(0)} ms; top functions:`)
 show(top.functions, 25)
 console.log('\nby package / folder:')

@@ -46,7 +46,11 @@ try {
       sections.push(await run())
     } catch (error) {
       console.error(`[${name}] crashed:`, error)
-      sections.push({ name, rows: [{ benchmark: name, flowctl: 'crashed', baseline: '—', ratio: '—', target: '—', met: false }], notes: [String(error.message ?? error).split('\n')[0]] })
+      sections.push({
+        name,
+        rows: [{ benchmark: name, flowctl: 'crashed', baseline: '—', ratio: '—', target: '—', met: false }],
+        notes: [String(error.message ?? error).split('\n')[0]],
+      })
     } finally {
       await stopAll()
     }

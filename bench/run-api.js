@@ -20,7 +20,11 @@ export function writeOrderProject(dir = join(TMP, 'project')) {
 export async function checkOrderResponse(url, headers = AUTH) {
   const res = await httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: ORDER_BODIES[1] })
   let body
-  try { body = JSON.parse(res.body) } catch { body = res.body }
+  try {
+    body = JSON.parse(res.body)
+  } catch {
+    body = res.body
+  }
   if (res.status !== 201 || typeof body?.id !== 'string' || body?.ok !== true) {
     throw new Error(`expected 201 { id, ok: true } from ${url}, got ${res.status} ${res.body.slice(0, 300)}`)
   }
@@ -50,9 +54,36 @@ async function measureStore(label, dir, baseline, env, rows, notes, log) {
       { log },
     )
     const ratio = flow.rps / base.rps
-    rows.push(row(`Run API throughput, ${label} (req/s, mean of 2; baseline raw h3)`, `${flow.rps.toFixed(0)} req/s`, `${base.rps.toFixed(0)} req/s`, fmtRatio(ratio), '≥ 0.50×', ratio >= 0.5))
-    rows.push(row(`Run API latency p50 / p99, ${label}`, `${flow.p50.toFixed(1)} / ${flow.p99.toFixed(1)} ms`, `${base.p50.toFixed(1)} / ${base.p99.toFixed(1)} ms`, fmtRatio(flow.p99 / base.p99) + ' (p99)', '—', null))
-    rows.push(row(`Run API server CPU per request, ${label}`, `${flow.cpuUs.toFixed(0)} µs`, `${base.cpuUs.toFixed(0)} µs`, fmtRatio(flow.cpuUs / base.cpuUs), '—', null))
+    rows.push(
+      row(
+        `Run API throughput, ${label} (req/s, mean of 2; baseline raw h3)`,
+        `${flow.rps.toFixed(0)} req/s`,
+        `${base.rps.toFixed(0)} req/s`,
+        fmtRatio(ratio),
+        '≥ 0.50×',
+        ratio >= 0.5,
+      ),
+    )
+    rows.push(
+      row(
+        `Run API latency p50 / p99, ${label}`,
+        `${flow.p50.toFixed(1)} / ${flow.p99.toFixed(1)} ms`,
+        `${base.p50.toFixed(1)} / ${base.p99.toFixed(1)} ms`,
+        fmtRatio(flow.p99 / base.p99) + ' (p99)',
+        '—',
+        null,
+      ),
+    )
+    rows.push(
+      row(
+        `Run API server CPU per request, ${label}`,
+        `${flow.cpuUs.toFixed(0)} µs`,
+        `${base.cpuUs.toFixed(0)} µs`,
+        fmtRatio(flow.cpuUs / base.cpuUs),
+        '—',
+        null,
+      ),
+    )
     if (Number.isFinite(flow.sideCpuUs)) {
       rows.push(row(`Run API database server CPU per request, ${label} (same machine)`, `${flow.sideCpuUs.toFixed(0)} µs`, '—', '—', '—', null))
     }
@@ -65,7 +96,16 @@ async function measureStore(label, dir, baseline, env, rows, notes, log) {
   // History is read after the server stopped: every answered run must already be committed.
   const newest = newestRun(dir, env)
   const ok = newest !== null && newest.flow === 'create-order' && newest.status === 'success'
-  rows.push(row(`History recorded under load, ${label}`, newest ? `${newest.flow} ${newest.status} ${newest.httpStatus}` : 'no record', '—', '—', 'newest record present', ok))
+  rows.push(
+    row(
+      `History recorded under load, ${label}`,
+      newest ? `${newest.flow} ${newest.status} ${newest.httpStatus}` : 'no record',
+      '—',
+      '—',
+      'newest record present',
+      ok,
+    ),
+  )
   if (!ok) notes.push(`${label}: newest history record: ${JSON.stringify(newest)}`)
 }
 

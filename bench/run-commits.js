@@ -28,7 +28,9 @@ if (process.argv[2] === '--child') {
     databaseUrl ? load('store/postgres.js') : load('store/sqlite.js'),
   ])
   const project = await loadProject(dir, { env: { BENCH_TOKEN } })
-  const store = databaseUrl ? await stores.openPostgresStore(databaseUrl) : await stores.openSqliteStore(join(dir, '.flowctl', 'flowctl.db'), { writerThread: true })
+  const store = databaseUrl
+    ? await stores.openPostgresStore(databaseUrl)
+    : await stores.openSqliteStore(join(dir, '.flowctl', 'flowctl.db'), { writerThread: true })
   const flow = project.flows.get('create-order')
   const once = (i) => runFlow({ project, flow, store, trigger: 'http', method: 'POST', input: { body: { sku: `A-${i}`, qty: 1 + (i % 20) } } })
   const batch = async (count) => {
@@ -80,5 +82,7 @@ for (let round = 0; round < rounds; round++) {
 for (const [i, tree] of trees.entries()) {
   const cpu = results[i].map((r) => r.cpuUs)
   const rate = results[i].map((r) => r.runsPerS)
-  console.log(`${tree.split('/').pop().padEnd(14)} median ${median(cpu).toFixed(0)} µs CPU/run [${cpu.map((x) => x.toFixed(0)).join(' ')}], median ${median(rate).toFixed(0)} runs/s [${rate.map((x) => x.toFixed(0)).join(' ')}]`)
+  console.log(
+    `${tree.split('/').pop().padEnd(14)} median ${median(cpu).toFixed(0)} µs CPU/run [${cpu.map((x) => x.toFixed(0)).join(' ')}], median ${median(rate).toFixed(0)} runs/s [${rate.map((x) => x.toFixed(0)).join(' ')}]`,
+  )
 }

@@ -30,7 +30,11 @@ async function flowctlReady(projectDir) {
   const last = `/api/run/bench/${flowSlug(FLOWS - 1)}`
   const server = await startFlowctl(projectDir, { probePath: last, timeoutMs: 300000 })
   try {
-    const res = await httpRequest(server.url + last, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}` }, body: ORDER_BODIES[0] })
+    const res = await httpRequest(server.url + last, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}` },
+      body: ORDER_BODIES[0],
+    })
     if (res.status !== 201) throw new Error(`the last flow answered ${res.status}: ${res.body.slice(0, 200)}`)
     return { ms: server.readyMs, cpu: cpuMs(server.child.pid), rss: rssMb(server.child.pid) }
   } finally {
@@ -54,16 +58,38 @@ export async function run({ log = console.log } = {}) {
       const ready = await flowctlReady(dir)
       parse.push(base)
       serve.push(ready)
-      log(`  round ${i + 1}: serve ready ${fmtMs(ready.ms)} (CPU ${fmtMs(ready.cpu)}, RSS ${ready.rss.toFixed(0)} MB); read + parse ${fmtMs(base.ms)} (CPU ${fmtMs(base.cpu)})`)
+      log(
+        `  round ${i + 1}: serve ready ${fmtMs(ready.ms)} (CPU ${fmtMs(ready.cpu)}, RSS ${ready.rss.toFixed(0)} MB); read + parse ${fmtMs(base.ms)} (CPU ${fmtMs(base.cpu)})`,
+      )
     }
     const s = median(serve.map((r) => r.ms))
     const p = median(parse.map((r) => r.ms))
     const sCpu = median(serve.map((r) => r.cpu))
     const pCpu = median(parse.map((r) => r.cpu))
     const count = FLOWS.toLocaleString('en')
-    rows.push(row(`serve with ${count} order flows, spawn → the last flow answers 201, median of ${ROUNDS} (baseline: node reads and parses the same files with yaml)`, fmtMs(s), fmtMs(p), fmtRatio(s / p), `≤ ${TARGET}×`, s / p <= TARGET))
-    rows.push(row(`serve with ${count} order flows: process CPU until ready (baseline: the same read + parse)`, fmtMs(sCpu), fmtMs(pCpu), fmtRatio(sCpu / pCpu), '—', null))
-    notes.push(`serve ready ${serve.map((r) => fmtMs(r.ms)).join(' / ')} (CPU ${serve.map((r) => fmtMs(r.cpu)).join(' / ')}); read + parse ${parse.map((r) => fmtMs(r.ms)).join(' / ')} (CPU ${parse.map((r) => fmtMs(r.cpu)).join(' / ')}); serve RSS when ready ${serve.map((r) => r.rss.toFixed(0)).join(' / ')} MB`)
+    rows.push(
+      row(
+        `serve with ${count} order flows, spawn → the last flow answers 201, median of ${ROUNDS} (baseline: node reads and parses the same files with yaml)`,
+        fmtMs(s),
+        fmtMs(p),
+        fmtRatio(s / p),
+        `≤ ${TARGET}×`,
+        s / p <= TARGET,
+      ),
+    )
+    rows.push(
+      row(
+        `serve with ${count} order flows: process CPU until ready (baseline: the same read + parse)`,
+        fmtMs(sCpu),
+        fmtMs(pCpu),
+        fmtRatio(sCpu / pCpu),
+        '—',
+        null,
+      ),
+    )
+    notes.push(
+      `serve ready ${serve.map((r) => fmtMs(r.ms)).join(' / ')} (CPU ${serve.map((r) => fmtMs(r.cpu)).join(' / ')}); read + parse ${parse.map((r) => fmtMs(r.ms)).join(' / ')} (CPU ${parse.map((r) => fmtMs(r.cpu)).join(' / ')}); serve RSS when ready ${serve.map((r) => r.rss.toFixed(0)).join(' / ')} MB`,
+    )
   } catch (error) {
     log(`  failed: ${error.message}`)
     notes.push(`failed: ${error.message.split('\n')[0]}`)

@@ -22,9 +22,18 @@ let counter = 0
 function makeRun(projectId) {
   counter += 1
   return {
-    id: `run_${counter}_${randomBytes(4).toString('hex')}`, projectId, flow: 'create-order', trigger: 'http', method: 'POST',
-    startedAt: new Date(Date.UTC(2024, 4, 1) + counter * 1000).toISOString(), durationMs: 12, status: 'success',
-    httpStatus: 201, ports: [{ nodeId: 'check', port: 'true' }], failedNodeId: null, error: null,
+    id: `run_${counter}_${randomBytes(4).toString('hex')}`,
+    projectId,
+    flow: 'create-order',
+    trigger: 'http',
+    method: 'POST',
+    startedAt: new Date(Date.UTC(2024, 4, 1) + counter * 1000).toISOString(),
+    durationMs: 12,
+    status: 'success',
+    httpStatus: 201,
+    ports: [{ nodeId: 'check', port: 'true' }],
+    failedNodeId: null,
+    error: null,
   }
 }
 
@@ -43,17 +52,46 @@ async function rate(write, concurrent) {
 let rows = []
 let log = console.log
 function report(label, mode, flowctl, raw) {
-  log(`  ${label.padEnd(10)} ${mode.padEnd(26)} flowctl ${flowctl.toFixed(0).padStart(6)} runs/s   raw ${raw.toFixed(0).padStart(6)} runs/s   ratio ${(flowctl / raw).toFixed(2)}×`)
-  rows.push(row(`recordRun, ${label}, ${mode} (runs/s; baseline: raw driver INSERT, one autocommit each)`, flowctl.toFixed(0), raw.toFixed(0), fmtRatio(flowctl / raw), '—', null))
+  log(
+    `  ${label.padEnd(10)} ${mode.padEnd(26)} flowctl ${flowctl.toFixed(0).padStart(6)} runs/s   raw ${raw.toFixed(0).padStart(6)} runs/s   ratio ${(flowctl / raw).toFixed(2)}×`,
+  )
+  rows.push(
+    row(
+      `recordRun, ${label}, ${mode} (runs/s; baseline: raw driver INSERT, one autocommit each)`,
+      flowctl.toFixed(0),
+      raw.toFixed(0),
+      fmtRatio(flowctl / raw),
+      '—',
+      null,
+    ),
+  )
 }
 
-const runParams = (r) => [r.id, r.projectId, r.flow, r.trigger, r.method, r.startedAt, r.durationMs, r.status, r.httpStatus, JSON.stringify(r.ports), r.failedNodeId, r.error]
+const runParams = (r) => [
+  r.id,
+  r.projectId,
+  r.flow,
+  r.trigger,
+  r.method,
+  r.startedAt,
+  r.durationMs,
+  r.status,
+  r.httpStatus,
+  JSON.stringify(r.ports),
+  r.failedNodeId,
+  r.error,
+]
 
 async function sqlite() {
   const dir = mkdtempSync(join(tmpdir(), 'flowctl-store-bench-'))
   try {
     // In-process writes (one-shot commands) and the writer thread (`serve`).
-    for (const [concurrent, writerThread] of [[false, false], [true, false], [false, true], [true, true]]) {
+    for (const [concurrent, writerThread] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ]) {
       const mode = (concurrent ? 'concurrent' : 'sequential') + (writerThread ? ', writer thread' : '')
       const file = join(dir, `${mode.replace(/\W+/g, '-')}.db`)
       const store = await openSqliteStore(file, { writerThread })
@@ -64,9 +102,12 @@ async function sqlite() {
       db.pragma('journal_mode = WAL')
       db.pragma('synchronous = NORMAL')
       db.exec('DELETE FROM runs')
-      const insert = db.prepare(`INSERT INTO runs (id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error)
+      const insert =
+        db.prepare(`INSERT INTO runs (id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      const raw = await rate(async (run) => { insert.run(...runParams(run)) }, concurrent)
+      const raw = await rate(async (run) => {
+        insert.run(...runParams(run))
+      }, concurrent)
       db.close()
       report('SQLite', mode, flowctl, raw)
     }

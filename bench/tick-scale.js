@@ -45,7 +45,10 @@ async function measureIdle(server, samples) {
       if (n.status !== 404) throw new Error(`GET /api/run/bench/nope answered ${n.status}`)
       const ran = JSON.parse(t.body).ran
       if (ran !== 0) throw new Error(`an idle tick ran ${ran} flows: ${t.body}`)
-      if (i >= 20) { ticks.push(t.ms); misses.push(n.ms) }
+      if (i >= 20) {
+        ticks.push(t.ms)
+        misses.push(n.ms)
+      }
     }
   } finally {
     agent.destroy()
@@ -62,8 +65,19 @@ async function idleScale(rows, notes, log) {
       const m = await measureIdle(server, SAMPLES)
       const ratio = m.tick.p50 / m.notFound.p50
       ratios.push(ratio)
-      log(`  ${size} flows: ready in ${fmtMs(server.readyMs)}; idle tick p50 ${fmtMs(m.tick.p50)} p99 ${fmtMs(m.tick.p99)}; 404 p50 ${fmtMs(m.notFound.p50)} p99 ${fmtMs(m.notFound.p99)}; ratio ${fmtRatio(ratio)}`)
-      rows.push(row(`Idle tick, ${size.toLocaleString('en')} scheduled flows, p50 / p99 (baseline: 404 on the same server)`, `${fmtMs(m.tick.p50)} / ${fmtMs(m.tick.p99)}`, `${fmtMs(m.notFound.p50)} / ${fmtMs(m.notFound.p99)}`, fmtRatio(ratio), '≤ 3×', ratio <= 3))
+      log(
+        `  ${size} flows: ready in ${fmtMs(server.readyMs)}; idle tick p50 ${fmtMs(m.tick.p50)} p99 ${fmtMs(m.tick.p99)}; 404 p50 ${fmtMs(m.notFound.p50)} p99 ${fmtMs(m.notFound.p99)}; ratio ${fmtRatio(ratio)}`,
+      )
+      rows.push(
+        row(
+          `Idle tick, ${size.toLocaleString('en')} scheduled flows, p50 / p99 (baseline: 404 on the same server)`,
+          `${fmtMs(m.tick.p50)} / ${fmtMs(m.tick.p99)}`,
+          `${fmtMs(m.notFound.p50)} / ${fmtMs(m.notFound.p99)}`,
+          fmtRatio(ratio),
+          '≤ 3×',
+          ratio <= 3,
+        ),
+      )
       notes.push(`serve with ${size.toLocaleString('en')} flows answered after ${fmtMs(server.readyMs)}`)
     } finally {
       await stopChild(server.child)
@@ -71,7 +85,16 @@ async function idleScale(rows, notes, log) {
   }
   // "Flat": the ratio at 10,000 flows stays within 1.5× of the ratio at 100 flows.
   const flat = ratios[2] / ratios[0]
-  rows.push(row('Idle tick flatness: tick/404 at 100 / 1,000 / 10,000 flows', ratios.map(fmtRatio).join(' / '), '—', fmtRatio(flat) + ' (10k vs 100)', 'flat (≤ 1.5×)', flat <= 1.5))
+  rows.push(
+    row(
+      'Idle tick flatness: tick/404 at 100 / 1,000 / 10,000 flows',
+      ratios.map(fmtRatio).join(' / '),
+      '—',
+      fmtRatio(flat) + ' (10k vs 100)',
+      'flat (≤ 1.5×)',
+      flat <= 1.5,
+    ),
+  )
 }
 
 /** 100 due flows: the first tick of a minute on a fresh store runs them all. */
@@ -96,8 +119,19 @@ async function dueTick(rows, notes, log) {
   }
   const idleMs = median(idle)
   log(`  100 due flows: first tick ${fmtMs(due.ms)}; later ticks of that minute (already claimed) p50 ${fmtMs(idleMs)}`)
-  rows.push(row('Tick with 100 due flows over HTTP, one sample (baseline: a later tick of the same minute, already claimed)', fmtMs(due.ms), fmtMs(idleMs), fmtRatio(due.ms / idleMs), '—', null))
-  notes.push(`100 due flows over HTTP: ${((due.ms - idleMs) / 100).toFixed(2)} ms per scheduled run (first tick of the minute on a fresh store; ${idle.length} later ticks of the same minute ran nothing)`)
+  rows.push(
+    row(
+      'Tick with 100 due flows over HTTP, one sample (baseline: a later tick of the same minute, already claimed)',
+      fmtMs(due.ms),
+      fmtMs(idleMs),
+      fmtRatio(due.ms / idleMs),
+      '—',
+      null,
+    ),
+  )
+  notes.push(
+    `100 due flows over HTTP: ${((due.ms - idleMs) / 100).toFixed(2)} ms per scheduled run (first tick of the minute on a fresh store; ${idle.length} later ticks of the same minute ran nothing)`,
+  )
 
   // The same through the CLI, three fresh minutes, against a CLI tick of 100 flows not due. The
   // minutes are in the past: `tick --at` refuses the future (it would claim minutes before they come).

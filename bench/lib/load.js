@@ -28,7 +28,11 @@ export async function loadOrders(url, { headers = {}, duration = DURATION, conne
     timeouts: result.timeouts,
     total: result.requests.total,
     // e.g. { 503: 12 }: which statuses the non-2xx answers had
-    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, s]) => [code, s.count])),
+    statuses: Object.fromEntries(
+      Object.entries(result.statusCodeStats ?? {})
+        .filter(([code]) => !code.startsWith('2'))
+        .map(([code, s]) => [code, s.count]),
+    ),
   }
 }
 
@@ -50,9 +54,13 @@ export async function alternate(targets, { rounds = 2, log = console.log } = {})
       // CPU time of the server per request: far less sensitive to other load on the machine than req/s.
       run.cpuUs = target.pid ? ((cpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, run.total) : NaN
       runs[i].push(run)
-      const cpu = (Number.isFinite(run.cpuUs) ? `, server CPU ${run.cpuUs.toFixed(0)} µs/req` : '') + (Number.isFinite(run.sideCpuUs) ? `, database CPU ${run.sideCpuUs.toFixed(0)} µs/req` : '')
+      const cpu =
+        (Number.isFinite(run.cpuUs) ? `, server CPU ${run.cpuUs.toFixed(0)} µs/req` : '') +
+        (Number.isFinite(run.sideCpuUs) ? `, database CPU ${run.sideCpuUs.toFixed(0)} µs/req` : '')
       const codes = run.non2xx ? ` ${JSON.stringify(run.statuses)}` : ''
-      log(`  ${target.name.padEnd(22)} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}${codes}, errors ${run.errors}${cpu}`)
+      log(
+        `  ${target.name.padEnd(22)} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}${codes}, errors ${run.errors}${cpu}`,
+      )
     }
   }
   return targets.map((target, i) => ({
@@ -64,7 +72,10 @@ export async function alternate(targets, { rounds = 2, log = console.log } = {})
     cpuUs: mean(runs[i].map((r) => r.cpuUs)),
     sideCpuUs: mean(runs[i].map((r) => r.sideCpuUs)),
     non2xx: sum(runs[i].map((r) => r.non2xx)),
-    statuses: runs[i].reduce((all, r) => { for (const [c, n] of Object.entries(r.statuses)) all[c] = (all[c] ?? 0) + n; return all }, {}),
+    statuses: runs[i].reduce((all, r) => {
+      for (const [c, n] of Object.entries(r.statuses)) all[c] = (all[c] ?? 0) + n
+      return all
+    }, {}),
     errors: sum(runs[i].map((r) => r.errors + r.timeouts)),
   }))
 }

@@ -18,7 +18,10 @@ export function installNodeRed(log = console.log) {
   writeFileSync(join(DIR, 'package.json'), JSON.stringify({ name: 'flowctl-bench-node-red', private: true }) + '\n')
   log(`  installing node-red@${NODE_RED_VERSION} into ${DIR} …`)
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-  const result = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--prefix', DIR, `node-red@${NODE_RED_VERSION}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const result = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--prefix', DIR, `node-red@${NODE_RED_VERSION}`], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   if (result.status !== 0) throw new Error(`npm install node-red failed (${result.status}): ${result.stderr.slice(-1000)}`)
   return DIR
 }
@@ -30,17 +33,37 @@ export function orderFlows() {
     { id: 'tab', type: 'tab', label: 'bench', disabled: false, info: '' },
     { id: 'in', type: 'http in', z: 'tab', name: 'order', url: '/order', method: 'post', upload: false, swaggerDoc: '', x: 100, y: 100, wires: [['check']] },
     {
-      id: 'check', type: 'switch', z: 'tab', name: 'big order', property: 'payload.qty', propertyType: 'msg',
-      rules: [{ t: 'gt', v: '10', vt: 'num' }, { t: 'else' }], checkall: 'true', repair: false, outputs: 2, x: 250, y: 100,
+      id: 'check',
+      type: 'switch',
+      z: 'tab',
+      name: 'big order',
+      property: 'payload.qty',
+      propertyType: 'msg',
+      rules: [{ t: 'gt', v: '10', vt: 'num' }, { t: 'else' }],
+      checkall: 'true',
+      repair: false,
+      outputs: 2,
+      x: 250,
+      y: 100,
       wires: [['result'], ['result']],
     },
     {
-      id: 'result', type: 'change', z: 'tab', name: 'result',
+      id: 'result',
+      type: 'change',
+      z: 'tab',
+      name: 'result',
       rules: [
         { t: 'set', p: 'payload', pt: 'msg', to: body, tot: 'jsonata' },
         { t: 'set', p: 'statusCode', pt: 'msg', to: '201', tot: 'num' },
       ],
-      action: '', property: '', from: '', to: '', reg: false, x: 400, y: 100, wires: [['out']],
+      action: '',
+      property: '',
+      from: '',
+      to: '',
+      reg: false,
+      x: 400,
+      y: 100,
+      wires: [['out']],
     },
     { id: 'out', type: 'http response', z: 'tab', name: '', statusCode: '', headers: {}, x: 550, y: 100, wires: [] },
   ]
@@ -54,20 +77,28 @@ export async function startNodeRed() {
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(orderFlows(), null, 2))
   writeFileSync(
     join(userDir, 'settings.js'),
-    `module.exports = ${JSON.stringify({
-      uiPort: port,
-      uiHost: '127.0.0.1',
-      httpAdminRoot: false,
-      credentialSecret: 'flowctl-bench',
-      flowFile: 'flows.json',
-      userDir,
-      logging: { console: { level: 'warn', metrics: false, audit: false } },
-      diagnostics: { enabled: false, ui: false },
-      telemetry: { enabled: false },
-      externalModules: { autoInstall: false },
-    }, null, 2)}\n`,
+    `module.exports = ${JSON.stringify(
+      {
+        uiPort: port,
+        uiHost: '127.0.0.1',
+        httpAdminRoot: false,
+        credentialSecret: 'flowctl-bench',
+        flowFile: 'flows.json',
+        userDir,
+        logging: { console: { level: 'warn', metrics: false, audit: false } },
+        diagnostics: { enabled: false, ui: false },
+        telemetry: { enabled: false },
+        externalModules: { autoInstall: false },
+      },
+      null,
+      2,
+    )}\n`,
   )
-  const child = startChild(process.execPath, [join(DIR, 'node_modules', 'node-red', 'red.js'), '--settings', join(userDir, 'settings.js'), '--userDir', userDir], { cwd: DIR, name: 'node-red' })
+  const child = startChild(
+    process.execPath,
+    [join(DIR, 'node_modules', 'node-red', 'red.js'), '--settings', join(userDir, 'settings.js'), '--userDir', userDir],
+    { cwd: DIR, name: 'node-red' },
+  )
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(url + '/order', {
     child,

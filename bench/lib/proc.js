@@ -9,14 +9,23 @@ const children = new Set()
 
 function killChild(child, signal) {
   if (child.exitCode === null && child.signalCode === null) {
-    try { child.kill(signal) } catch { /* already gone */ }
+    try {
+      child.kill(signal)
+    } catch {
+      /* already gone */
+    }
   }
 }
 
 // Last resort: a synchronous SIGKILL of whatever is still alive when the process exits.
-process.on('exit', () => { for (const child of children) killChild(child, 'SIGKILL') })
+process.on('exit', () => {
+  for (const child of children) killChild(child, 'SIGKILL')
+})
 for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => { for (const child of children) killChild(child, 'SIGKILL'); process.exit(130) })
+  process.on(signal, () => {
+    for (const child of children) killChild(child, 'SIGKILL')
+    process.exit(130)
+  })
 }
 
 export function freePort() {
@@ -74,7 +83,9 @@ export function startChild(command, args, { cwd, env, name = command } = {}) {
   const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)
   let tail = ''
-  const keep = (chunk) => { tail = (tail + chunk.toString()).slice(-4000) }
+  const keep = (chunk) => {
+    tail = (tail + chunk.toString()).slice(-4000)
+  }
   child.stdout.on('data', keep)
   child.stderr.on('data', keep)
   child.outputTail = () => `--- last output of ${name} ---\n${tail}`
@@ -87,7 +98,11 @@ export function stopChild(child, graceMs = 3000) {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => {
     const timer = setTimeout(() => killChild(child, 'SIGKILL'), graceMs)
-    child.once('exit', () => { clearTimeout(timer); children.delete(child); resolve() })
+    child.once('exit', () => {
+      clearTimeout(timer)
+      children.delete(child)
+      resolve()
+    })
     killChild(child, 'SIGTERM')
   })
 }

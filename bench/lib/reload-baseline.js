@@ -18,7 +18,9 @@ function load(file) {
     const flow = parse(readFileSync(file, 'utf8'))
     const end = flow.nodes.find((n) => n.type === 'end')
     bodies.set(flow.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'), end.body)
-  } catch { /* a half-written file: keep the previous body */ }
+  } catch {
+    /* a half-written file: keep the previous body */
+  }
 }
 
 for (const name of readdirSync(flowsDir)) load(join(flowsDir, name))

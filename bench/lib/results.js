@@ -23,7 +23,9 @@ export function formatTable(sections) {
     '# flowctl benchmarks',
     '',
     `Run ${new Date().toISOString()} on ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
-      `autocannon ${DURATION} s per run, 50 connections, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min). ` +
+      `autocannon ${DURATION} s per run, 50 connections, load average at the end ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' / ')} (1/5/15 min). ` +
       'Every baseline was measured in the same run on the same machine; the server CPU µs per request rows depend least on other load.',
     '',
     '| benchmark | flowctl | baseline | ratio | target | met? |',

@@ -17,11 +17,15 @@ export function flowctlBuilt() {
 export async function startFlowctl(projectDir, { env = {}, extraArgs = [], nodeArgs = [], probePath = '/api/run/bench/nope', timeoutMs = 120000 } = {}) {
   const port = await freePort()
   const started = performance.now()
-  const child = startChild(process.execPath, [...nodeArgs, FLOWCTL, 'serve', projectDir, '--port', String(port), '--host', '127.0.0.1', '--quiet', ...extraArgs], {
-    cwd: ROOT,
-    env,
-    name: 'flowctl serve',
-  })
+  const child = startChild(
+    process.execPath,
+    [...nodeArgs, FLOWCTL, 'serve', projectDir, '--port', String(port), '--host', '127.0.0.1', '--quiet', ...extraArgs],
+    {
+      cwd: ROOT,
+      env,
+      name: 'flowctl serve',
+    },
+  )
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(url + probePath, { child, timeoutMs })
   return { child, port, url, readyMs: performance.now() - started }

@@ -95,15 +95,27 @@ function printCollections(output: Output, collections: { collection: string; cou
   for (const { collection, count } of collections) output.line(`${collection.padEnd(width)}  ${String(count).padStart(7)} document${count === 1 ? '' : 's'}`)
 }
 
-function printDocuments(output: Output, collection: string, result: { documents: unknown[]; count: number }, how: { sorted: boolean; filtered: boolean }): void {
+function printDocuments(
+  output: Output,
+  collection: string,
+  result: { documents: unknown[]; count: number },
+  how: { sorted: boolean; filtered: boolean },
+): void {
   const shown = result.documents.length
   if (result.count === 0) {
     output.line(how.filtered ? `no documents in ${collection} match the filter` : `no documents in ${collection}`)
     return
   }
   for (const document of result.documents) {
-    const { _id, ...rest } = document !== null && typeof document === 'object' && !Array.isArray(document) ? (document as Record<string, unknown>) : { _id: undefined, value: document }
+    const { _id, ...rest } =
+      document !== null && typeof document === 'object' && !Array.isArray(document)
+        ? (document as Record<string, unknown>)
+        : { _id: undefined, value: document }
     output.line(`${output.color.dim(String(_id ?? '-'))}  ${JSON.stringify(rest)}`)
   }
-  output.line(output.color.dim(`${shown} of ${result.count} document${result.count === 1 ? '' : 's'} in ${collection}, ${how.sorted ? 'by --sort, then newest first' : 'newest first'}${shown < result.count ? ' (use --limit for more)' : ''}`))
+  output.line(
+    output.color.dim(
+      `${shown} of ${result.count} document${result.count === 1 ? '' : 's'} in ${collection}, ${how.sorted ? 'by --sort, then newest first' : 'newest first'}${shown < result.count ? ' (use --limit for more)' : ''}`,
+    ),
+  )
 }

@@ -10,7 +10,10 @@ export function defineServeCommand(program: Command, context: CommandContext): v
     .option('--project <dir>', 'project folder (repeatable)', collect)
     .option('--port <port>', 'port to listen on (default: $PORT or 3000)')
     .option('--host <host>', 'host to listen on (default 127.0.0.1)')
-    .option('--trust-proxy [hops|addresses]', 'behind a proxy: trust N hops of X-Forwarded-For (default 1) or only the listed proxy addresses/CIDR ranges (comma-separated)')
+    .option(
+      '--trust-proxy [hops|addresses]',
+      'behind a proxy: trust N hops of X-Forwarded-For (default 1) or only the listed proxy addresses/CIDR ranges (comma-separated)',
+    )
     .option('--allowed-hosts <names>', 'comma-separated Host names that count as this machine for loopback privileges, besides localhost/127.0.0.1/[::1]')
     .option('--no-watch', 'do not reload flows when their files change')
     .option('--cron', 'tick the scheduler once a minute by itself')

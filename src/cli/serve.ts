@@ -135,9 +135,14 @@ function listenError(error: unknown, host: string, port: number): FlowctlError {
   const message = error instanceof Error ? error.message : String(error)
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   if (code === 'EADDRINUSE' || /available port/i.test(message)) {
-    return new FlowctlError('LISTEN_FAILED', `port ${port} on ${host} is already in use (another flowctl serve?); stop it, or choose a free port with --port N or PORT=N`, { cause: error })
+    return new FlowctlError(
+      'LISTEN_FAILED',
+      `port ${port} on ${host} is already in use (another flowctl serve?); stop it, or choose a free port with --port N or PORT=N`,
+      { cause: error },
+    )
   }
-  if (code === 'EACCES') return new FlowctlError('LISTEN_FAILED', `no permission to listen on ${host}:${port}; choose a port above 1023 with --port N`, { cause: error })
+  if (code === 'EACCES')
+    return new FlowctlError('LISTEN_FAILED', `no permission to listen on ${host}:${port}; choose a port above 1023 with --port N`, { cause: error })
   return new FlowctlError('LISTEN_FAILED', `cannot listen on ${host}:${port}: ${message}`, { cause: error })
 }
 
@@ -148,7 +153,10 @@ async function describeUsersFiles(files: string[]): Promise<string> {
   const found: string[] = []
   for (const file of new Set(files)) {
     if (!existsSync(file)) continue
-    const count = await readUsers(file).then((users) => String(users.length), () => 'unreadable, no')
+    const count = await readUsers(file).then(
+      (users) => String(users.length),
+      () => 'unreadable, no',
+    )
     found.push(`${file} (${count} user${count === '1' ? '' : 's'})`)
   }
   return found.length ? found.join(', ') : `none yet: ${files[0]} (add one with flowctl users add NAME --grant PROJECT_ID=viewer)`

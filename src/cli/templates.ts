@@ -14,7 +14,10 @@ const PLACEHOLDER_FILES = /\.(ya?ml|json|md)$/
 
 export async function listTemplates(): Promise<string[]> {
   const entries = await readdir(TEMPLATES_DIR, { withFileTypes: true })
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort()
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -26,7 +29,10 @@ async function exists(path: string): Promise<boolean> {
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true })
-  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort()
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)))
+    .sort()
 }
 
 /**
@@ -60,11 +66,7 @@ export function missingLines(existing: string, template: string): string {
   return `${separator}# flowctl\n${missing.join('\n')}\n`
 }
 
-export async function createProjectFromTemplate(
-  target: string,
-  template: string,
-  options: { projectId?: string; name?: string },
-): Promise<InitResult> {
+export async function createProjectFromTemplate(target: string, template: string, options: { projectId?: string; name?: string }): Promise<InitResult> {
   if (await exists(join(target, 'flowctl.yaml'))) {
     throw new FlowctlError('CONFLICT', `${target} already has a flowctl.yaml; nothing was written`)
   }

@@ -58,7 +58,8 @@ export async function testOnce(context: CommandContext, dir: string, flags: Test
     onCase: quiet ? undefined : (result) => printCase(context, result),
   })
   if (pass.kind === 'broken') {
-    if (output.json) output.data({ ok: false, problems: pass.problems.map(({ file, line, column, message }) => ({ file, line, column, message })), errors: [pass.reason] })
+    if (output.json)
+      output.data({ ok: false, problems: pass.problems.map(({ file, line, column, message }) => ({ file, line, column, message })), errors: [pass.reason] })
     else {
       output.problems(pass.problems)
       output.error(output.color.red(`error: ${pass.reason}`))
@@ -113,7 +114,9 @@ function printCoverage(context: CommandContext, coverage: NonNullable<Extract<Te
   for (const flow of coverage) {
     const full = flow.nodes.missed.length === 0 && flow.ports.missed.length === 0
     const paint = full ? output.color.green : output.color.yellow
-    output.line(`  ${paint(`${flow.percent}%`.padEnd(7))}${flow.flow.padEnd(width)}  ${output.color.dim(`nodes ${flow.nodes.reached}/${flow.nodes.total}, ports ${flow.ports.taken}/${flow.ports.total}`)}`)
+    output.line(
+      `  ${paint(`${flow.percent}%`.padEnd(7))}${flow.flow.padEnd(width)}  ${output.color.dim(`nodes ${flow.nodes.reached}/${flow.nodes.total}, ports ${flow.ports.taken}/${flow.ports.total}`)}`,
+    )
     if (flow.nodes.missed.length) output.line(`           nodes never reached: ${flow.nodes.missed.join(', ')}`)
     if (flow.ports.missed.length) output.line(`           ports never taken: ${flow.ports.missed.join(', ')}`)
   }

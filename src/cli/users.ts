@@ -94,7 +94,10 @@ export function defineUsersCommand(program: Command, context: CommandContext): v
       else if (list.length === 0) output.line('no users')
       else {
         for (const user of list) {
-          const grants = Object.entries(user.grants).map(([p, r]) => `${p}=${r}`).join(', ') || '(no access)'
+          const grants =
+            Object.entries(user.grants)
+              .map(([p, r]) => `${p}=${r}`)
+              .join(', ') || '(no access)'
           output.line(`${user.name.padEnd(20)} ${grants}`)
         }
       }

@@ -30,9 +30,7 @@ import type { NodeFetch, RunOptions, RunOutcome, RunResponse, RunSleep, TraceSte
 /** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
 const MAX_STEPS = 10_000
 
-type Ending =
-  | { kind: 'response'; status: number; body: unknown; headers: Record<string, string> }
-  | { kind: 'failed'; nodeId: string | null; error: string }
+type Ending = { kind: 'response'; status: number; body: unknown; headers: Record<string, string> } | { kind: 'failed'; nodeId: string | null; error: string }
 
 export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const { project, flow, store } = options
@@ -317,7 +315,8 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
     let result: NodeResult
     try {
       // Most nodes have no expressions: they do not wait for an evaluation that has nothing to do.
-      if (expressionsOf(flow, node, kind.literalSettings).length > 0) await evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits.expressionMs, walk.expressionValues)
+      if (expressionsOf(flow, node, kind.literalSettings).length > 0)
+        await evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits.expressionMs, walk.expressionValues)
       result = await stopper.race(kind.execute(context))
     } catch (error) {
       if (error instanceof RunStopped) throw error
@@ -403,7 +402,9 @@ export function newRunId(now: number = Date.now()): string {
     lastStamp = now
     stampText = now.toString(36).padStart(9, '0')
   }
-  const random = Math.floor(Math.random() * 36 ** 6).toString(36).padStart(6, '0')
+  const random = Math.floor(Math.random() * 36 ** 6)
+    .toString(36)
+    .padStart(6, '0')
   return stampText + sequence.toString(36).padStart(3, '0') + random
 }
 

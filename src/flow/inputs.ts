@@ -55,7 +55,14 @@ const bodyAjv = createAjv(false)
 // check instead; ajv's own check compiled the draft-07 meta-schema once per instance, which was half of
 // the compile time of a project's input schemas (~35 ms of `flowctl test` on the example).
 function createAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, allErrors: true, strict: false, validateSchema: false, code: { regExp: patternEngine } })
+  const ajv = new Ajv({
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    allErrors: true,
+    strict: false,
+    validateSchema: false,
+    code: { regExp: patternEngine },
+  })
   addFormats.default(ajv)
   return ajv
 }
@@ -196,10 +203,13 @@ function collectErrors(location: InputLocation, found: ErrorObject[] | null | un
 function pointerOf(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>
   const property =
-    error.keyword === 'required' ? params.missingProperty
-    : error.keyword === 'additionalProperties' ? params.additionalProperty
-    : error.keyword === 'dependentRequired' || error.keyword === 'dependencies' ? params.missingProperty
-    : undefined
+    error.keyword === 'required'
+      ? params.missingProperty
+      : error.keyword === 'additionalProperties'
+        ? params.additionalProperty
+        : error.keyword === 'dependentRequired' || error.keyword === 'dependencies'
+          ? params.missingProperty
+          : undefined
   return typeof property === 'string' ? `${error.instancePath}/${escapePointer(property)}` : error.instancePath
 }
 

@@ -55,11 +55,18 @@ function stepsJson(steps: TraceStep[], state: CapState): string {
       if (bytes > state.budget) {
         state.cut = true
         // A prefix of the output's JSON, cut at a character boundary within the bytes left, then the marker.
-        output = JSON.stringify(`${Buffer.from(output).subarray(0, Math.max(0, state.budget)).toString('utf8').replace(/\uFFFD+$/, '')}… ${cutMarker(state.traceBytes)}`)
+        output = JSON.stringify(
+          `${Buffer.from(output)
+            .subarray(0, Math.max(0, state.budget))
+            .toString('utf8')
+            .replace(/\uFFFD+$/, '')}… ${cutMarker(state.traceBytes)}`,
+        )
       } else state.budget -= bytes
     }
     const attempt = step.attempt === undefined ? '' : `,"attempt":${step.attempt}`
-    const calls = step.calls ? `,"calls":[${step.calls.map((call) => `{"flow":${JSON.stringify(call.flow)},"steps":${stepsJson(call.steps, state)}}`).join(',')}]` : ''
+    const calls = step.calls
+      ? `,"calls":[${step.calls.map((call) => `{"flow":${JSON.stringify(call.flow)},"steps":${stepsJson(call.steps, state)}}`).join(',')}]`
+      : ''
     parts.push(
       `{"nodeId":${JSON.stringify(step.nodeId)},"type":${JSON.stringify(step.type)},"name":${JSON.stringify(step.name)},` +
         `"port":${JSON.stringify(step.port)},"durationMs":${step.durationMs},"output":${output}${attempt}${calls}}`,
@@ -67,4 +74,3 @@ function stepsJson(steps: TraceStep[], state: CapState): string {
   }
   return `[${parts.join(',')}]`
 }
-

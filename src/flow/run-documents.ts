@@ -67,9 +67,11 @@ export class RunDocuments {
       }
     })()
     this.flushing = current
-    void current.finally(() => {
-      if (this.flushing === current) this.flushing = null
-    }).catch(() => {})
+    void current
+      .finally(() => {
+        if (this.flushing === current) this.flushing = null
+      })
+      .catch(() => {})
     return current
   }
 

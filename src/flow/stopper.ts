@@ -102,10 +102,14 @@ function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
   let set = watchers.get(signal)
   if (!set) {
     const callbacks = new Set<() => void>()
-    signal.addEventListener('abort', () => {
-      for (const callback of [...callbacks]) callback()
-      callbacks.clear()
-    }, { once: true })
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const callback of [...callbacks]) callback()
+        callbacks.clear()
+      },
+      { once: true },
+    )
     watchers.set(signal, callbacks)
     set = callbacks
   }

@@ -41,9 +41,17 @@ export async function acceptAsyncRun(context: AppContext, event: H3Event, reques
   const runId = newRunId()
   // The raw inputs: the run validates (and coerces) them again when it starts, as any run does.
   // A store outage throws STORE_UNAVAILABLE, which onError answers 503.
-  await store.enqueueAsyncRun({ id: runId, projectId, flow: flow.slug, method: request.method, input: JSON.stringify(input), receivedAt: new Date().toISOString() })
+  await store.enqueueAsyncRun({
+    id: runId,
+    projectId,
+    flow: flow.slug,
+    method: request.method,
+    input: JSON.stringify(input),
+    receivedAt: new Date().toISOString(),
+  })
   context.options.asyncQueued?.(projectId)
   const location = resultPath(projectId, runId)
-  const cors = request.cors && 'access-control-allow-origin' in request.cors ? { ...request.cors, 'access-control-expose-headers': 'X-Run-Id, Location' } : request.cors
+  const cors =
+    request.cors && 'access-control-allow-origin' in request.cors ? { ...request.cors, 'access-control-expose-headers': 'X-Run-Id, Location' } : request.cors
   return sendJson(event, 202, { ok: true, runId, status: 'queued' }, { ...cors, location, 'x-run-id': runId })
 }

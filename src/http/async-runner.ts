@@ -157,7 +157,8 @@ export class AsyncRunner {
     const state = this.#state(claimed.projectId)
     state.running += 1
     try {
-      if (claimed.attempts > 1) this.#log(`${claimed.projectId}: async run ${claimed.id} taken over (attempt ${claimed.attempts}; its previous worker stopped before finishing)`)
+      if (claimed.attempts > 1)
+        this.#log(`${claimed.projectId}: async run ${claimed.id} taken over (attempt ${claimed.attempts}; its previous worker stopped before finishing)`)
       await this.#runClaimed(claimed, token, store)
     } catch (error) {
       if (error instanceof RunReleased) {
@@ -195,7 +196,9 @@ export class AsyncRunner {
     // says, since the caller already has its 202), at most the run timeout, then puts the run back.
     const limit = concurrencyOf(flow.start)
     const { runTimeoutMs } = project.settings.limits
-    const slot = limit ? await acquireFlowSlot(store, claimed.projectId, flow.slug, { ...limit, onLimit: 'queue' }, runTimeoutMs, runTimeoutMs, this.#abort.signal) : null
+    const slot = limit
+      ? await acquireFlowSlot(store, claimed.projectId, flow.slug, { ...limit, onLimit: 'queue' }, runTimeoutMs, runTimeoutMs, this.#abort.signal)
+      : null
     if (limit && !slot) throw new RunReleased()
     let outcome
     try {
@@ -226,7 +229,10 @@ export class AsyncRunner {
     for (const [token, { projectId }] of this.#tokens) byProject.set(projectId, [...(byProject.get(projectId) ?? []), token])
     for (const [projectId, tokens] of byProject) {
       // A failed renewal is tried again a third of a lease later; the lease itself is the safety net.
-      await this.#workspace.get(projectId)?.store?.renewAsyncClaims(tokens, this.#leaseMs).catch(() => {})
+      await this.#workspace
+        .get(projectId)
+        ?.store?.renewAsyncClaims(tokens, this.#leaseMs)
+        .catch(() => {})
     }
   }
 }
@@ -260,7 +266,10 @@ function failedRecord(project: Project, claimed: ClaimedAsyncRun, httpStatus: nu
  */
 function asyncInsertIds(claimed: ClaimedAsyncRun): InsertIds {
   const counts = new Map<string, number>()
-  const seconds = Math.floor(new Date(claimed.receivedAt).getTime() / 1000).toString(16).padStart(8, '0').slice(-8)
+  const seconds = Math.floor(new Date(claimed.receivedAt).getTime() / 1000)
+    .toString(16)
+    .padStart(8, '0')
+    .slice(-8)
   return {
     keepExisting: claimed.attempts > 1,
     next(collection) {

@@ -9,14 +9,15 @@ import type { BodyType } from '../model/project.js'
 export const MAX_JSON_DEPTH = 256
 
 /** The catalog's code (src/errors.ts) of each refusal status below. */
-export const BODY_ERROR_CODES = { 400: 'INPUT_INVALID', 413: 'BODY_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' } as const satisfies Record<400 | 413 | 415, ErrorCode>
+export const BODY_ERROR_CODES = { 400: 'INPUT_INVALID', 413: 'BODY_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' } as const satisfies Record<
+  400 | 413 | 415,
+  ErrorCode
+>
 
 export type BodyResult = { ok: true; body: unknown } | { ok: false; status: 400 | 413 | 415; error: string }
 
 /** A read body: the parsed value, the bytes as received (hmac signs them) and the type it was read as. */
-export type RequestBody =
-  | { ok: true; body: unknown; bytes: Uint8Array; type: BodyType | null }
-  | { ok: false; status: 400 | 413 | 415; error: string }
+export type RequestBody = { ok: true; body: unknown; bytes: Uint8Array; type: BodyType | null } | { ok: false; status: 400 | 413 | 415; error: string }
 
 export type BytesResult = { ok: true; bytes: Uint8Array } | { ok: false; status: 413; error: string }
 

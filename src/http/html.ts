@@ -35,5 +35,10 @@ function render(value: unknown): string {
 
 /** JSON for an inline <script>: `<` is escaped so no `</script>` can close the tag early. */
 export function inlineJson(value: unknown): SafeHtml {
-  return new SafeHtml(JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029'))
+  return new SafeHtml(
+    JSON.stringify(value)
+      .replace(/</g, '\\u003c')
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029'),
+  )
 }

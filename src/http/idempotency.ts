@@ -34,9 +34,7 @@ export interface IdempotencyRequest {
 
 export type IdempotencyStep =
   /** A key refused (400, 409 or 422); the caller throws the error once it let go of its store work. */
-  | { kind: 'reject'; error: FlowctlError }
-  | { kind: 'replay'; response: StoredResponse }
-  | { kind: 'claimed'; claim: IdempotencyClaimHandle }
+  { kind: 'reject'; error: FlowctlError } | { kind: 'replay'; response: StoredResponse } | { kind: 'claimed'; claim: IdempotencyClaimHandle }
 
 export interface IdempotencyClaimHandle {
   /** Stores the answer sent, for repeats of the key. */
@@ -63,7 +61,10 @@ export async function claimIdempotency(request: IdempotencyRequest): Promise<Ide
     case 'mismatch':
       return { kind: 'reject', error: httpError('IDEMPOTENCY_MISMATCH', [`${settings.header} was already used with a different request`]) }
     case 'in-flight':
-      return { kind: 'reject', error: httpError('IDEMPOTENCY_IN_PROGRESS', [`a request with this ${settings.header} is still running`], { headers: { 'retry-after': '1' } }) }
+      return {
+        kind: 'reject',
+        error: httpError('IDEMPOTENCY_IN_PROGRESS', [`a request with this ${settings.header} is still running`], { headers: { 'retry-after': '1' } }),
+      }
     case 'replay':
       return { kind: 'replay', response: claim.response }
     case 'claimed': {

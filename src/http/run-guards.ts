@@ -24,9 +24,7 @@ export interface RunGuardRequest {
   concurrency?: boolean
 }
 
-export type GuardEntry =
-  | { kind: 'pass'; guards: RunGuards }
-  | { kind: 'replay'; response: Response }
+export type GuardEntry = { kind: 'pass'; guards: RunGuards } | { kind: 'replay'; response: Response }
 
 export interface RunGuards {
   /** After a run with an answer: frees the slot, stores the answer (or, for a failed run, frees the key). */
@@ -53,8 +51,15 @@ export async function enterRunGuards(event: H3Event, request: RunGuardRequest): 
     // A request without the header runs as usual (as Stripe's API does): the key is the caller's choice.
     if (idempotency && key !== null && key !== '') {
       const step = await claimIdempotency({
-        store, projectId, flow: flow.slug, settings: idempotency, key, method: request.method,
-        target: event.url.pathname + event.url.search, body: request.body, runTimeoutMs,
+        store,
+        projectId,
+        flow: flow.slug,
+        settings: idempotency,
+        key,
+        method: request.method,
+        target: event.url.pathname + event.url.search,
+        body: request.body,
+        runTimeoutMs,
       })
       if (step.kind === 'reject') throw step.error
       if (step.kind === 'replay') return { kind: 'replay', response: replayedResponse(step.response, request.cors) }

@@ -72,4 +72,3 @@ class UsersFileCache {
 export function projectRole(user: UserEntry | null, projectId: string): Role | null {
   return user ? roleFor(user, projectId) : null
 }
-

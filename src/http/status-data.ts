@@ -65,7 +65,12 @@ export async function buildStatus(context: AppContext, viewer: Viewer, now: Date
       return { projectId, store, heartbeat: store ? await heartbeatOf(store, projectId, now) : { at: null, stale: true } }
     }),
   )
-  const latest = heartbeats.map((h) => h.heartbeat.at).filter((at): at is string => at !== null).sort().at(-1) ?? null
+  const latest =
+    heartbeats
+      .map((h) => h.heartbeat.at)
+      .filter((at): at is string => at !== null)
+      .sort()
+      .at(-1) ?? null
   const reasons: string[] = []
   const count = (n: number, one: string, many: string) => (n === 1 ? one : `${n} ${many}`)
   const unreachable = heartbeats.filter((h) => h.store === null).length
@@ -123,7 +128,8 @@ async function projectStatus(
   const reasons: string[] = []
   if (error !== null) reasons.push('the store is unreachable')
   if (hasLoadErrors(project)) reasons.push('flow files have load errors (see Load problems)')
-  if (heartbeat.stale && hasSchedules(project)) reasons.push('schedules exist but the scheduler heartbeat is stale: nothing is ticking (serve --cron, flowctl tick or POST /api/cron/tick)')
+  if (heartbeat.stale && hasSchedules(project))
+    reasons.push('schedules exist but the scheduler heartbeat is stale: nothing is ticking (serve --cron, flowctl tick or POST /api/cron/tick)')
   return {
     projectId,
     name: project.settings.name,

@@ -58,7 +58,10 @@ export function parseTrustProxy(value: unknown): TrustProxy {
     if (hops < 1 || hops > 100) throw new FlowctlError('USAGE', `--trust-proxy expects a number of proxy hops from 1 to 100, got ${text}`)
     return hops
   }
-  const addresses = text.split(',').map((part) => part.trim()).filter(Boolean)
+  const addresses = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
   try {
     loadProxyAddr().compile(addresses)
   } catch (error) {

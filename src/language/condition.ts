@@ -1,23 +1,9 @@
 // Conditions of If nodes: plain data (`{ left, op, right }`, `all`, `any`, `not`), never code.
 // Operands are resolved through the caller's `resolve`, so `{{ refs }}` keep their types.
 
-export type ConditionOp =
-  | 'eq'
-  | 'ne'
-  | 'gt'
-  | 'gte'
-  | 'lt'
-  | 'lte'
-  | 'contains'
-  | 'startsWith'
-  | 'endsWith'
-  | 'in'
-  | 'exists'
-  | 'empty'
+export type ConditionOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'startsWith' | 'endsWith' | 'in' | 'exists' | 'empty'
 
-export const CONDITION_OPS: readonly ConditionOp[] = [
-  'eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith', 'in', 'exists', 'empty',
-]
+export const CONDITION_OPS: readonly ConditionOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith', 'in', 'exists', 'empty']
 
 type Resolve = (value: unknown) => unknown
 

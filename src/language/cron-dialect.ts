@@ -65,7 +65,8 @@ function plan(expr: string): CronPlan {
   let fields: string[]
   if (trimmed.startsWith('@')) {
     const spelled = NICKNAMES[trimmed.toLowerCase()]
-    if (spelled === undefined) throw new DialectError(`is not a known nickname; use one of ${Object.keys(NICKNAMES).join(', ')} or write 5 fields (${FIELD_NAMES})`)
+    if (spelled === undefined)
+      throw new DialectError(`is not a known nickname; use one of ${Object.keys(NICKNAMES).join(', ')} or write 5 fields (${FIELD_NAMES})`)
     fields = spelled.split(' ')
   } else {
     fields = trimmed === '' ? [] : trimmed.split(/\s+/)
@@ -117,7 +118,9 @@ function readItem(item: string, field: Field, index: number, where: string): str
   if (dash < 0) {
     const single = value(range as string, field, where)
     if (step !== null) {
-      throw new DialectError(`has "${item}" ${where}: a step needs a range; write ${single}-${field.max === 7 ? 6 : field.max}/${step} (every ${step} from ${single}) or */${step}`)
+      throw new DialectError(
+        `has "${item}" ${where}: a step needs a range; write ${single}-${field.max === 7 ? 6 : field.max}/${step} (every ${step} from ${single}) or */${step}`,
+      )
     }
     return String(single)
   }

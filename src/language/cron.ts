@@ -93,7 +93,16 @@ const localFormats = new Map<string, Intl.DateTimeFormat>()
 export function formatInZone(at: Date, timezone: string): string {
   let format = localFormats.get(timezone)
   if (!format) {
-    format = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'longOffset' })
+    format = new Intl.DateTimeFormat('en-CA', {
+      timeZone: timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'longOffset',
+    })
     localFormats.set(timezone, format)
   }
   const parts = Object.fromEntries(format.formatToParts(at).map((part) => [part.type, part.value]))

@@ -30,7 +30,6 @@ export const EXPRESSION_TEXT = 1_000_000
 
 export const EXPRESSION_TIMED_OUT = 'expression timed out'
 
-
 /** A load problem inside an expression; `at` is the character offset in the expression's source. */
 export interface ExpressionProblem {
   message: string
@@ -82,7 +81,10 @@ function walkAst(node: AstNode | undefined, atRoot: boolean, roots: ExpressionRo
   if (!node || typeof node !== 'object') return
   const at = Math.max(0, (node.position ?? 1) - 1)
   if (node.type === 'regexp' || node.type === 'regex') {
-    problems.push({ message: 'regular expressions are not allowed in expressions (they cannot be bounded in time); use $contains, $split or $replace with text', at })
+    problems.push({
+      message: 'regular expressions are not allowed in expressions (they cannot be bounded in time); use $contains, $split or $replace with text',
+      at,
+    })
     return
   }
   if (node.type === 'variable' && node.value === 'eval') {
@@ -97,7 +99,11 @@ function walkAst(node: AstNode | undefined, atRoot: boolean, roots: ExpressionRo
     steps.forEach((step, index) => {
       if (index === firstName && step.type === 'name' && (atRoot || rootVariable)) {
         const next = steps[index + 1]
-        roots.push({ name: String(step.value), field: next?.type === 'name' ? String(next.value) : undefined, at: Math.max(0, (step.position ?? 1) - String(step.value).length) })
+        roots.push({
+          name: String(step.value),
+          field: next?.type === 'name' ? String(next.value) : undefined,
+          at: Math.max(0, (step.position ?? 1) - String(step.value).length),
+        })
         walkExtras(step, roots, problems)
       } else {
         walkAst(step, atRoot && index === 0, roots, problems)
@@ -110,7 +116,19 @@ function walkAst(node: AstNode | undefined, atRoot: boolean, roots: ExpressionRo
     walkExtras(node, roots, problems)
     return
   }
-  const children: (AstNode | undefined)[] = [node.lhs as AstNode, node.rhs as AstNode, node.condition, node.then, node.else, node.body, node.procedure as AstNode, node.pattern, node.update, node.delete, node.expr]
+  const children: (AstNode | undefined)[] = [
+    node.lhs as AstNode,
+    node.rhs as AstNode,
+    node.condition,
+    node.then,
+    node.else,
+    node.body,
+    node.procedure as AstNode,
+    node.pattern,
+    node.update,
+    node.delete,
+    node.expr,
+  ]
   if (Array.isArray(node.lhs)) {
     // An object constructor `{ key: value }`: pairs of expressions.
     for (const pair of node.lhs as unknown as AstNode[][]) for (const item of pair) walkAst(item, atRoot, roots, problems)
@@ -334,7 +352,6 @@ function plainPath(node: AstNode): string[] | null {
   return names
 }
 
-
 /**
  * Ranges (`[1..n]`) and text joins (`a & b`) are rewritten into calls of bounded functions: JSONata's
  * own range limit is 1e7 items, built before anything could stop it, and text that doubles itself in
@@ -381,12 +398,17 @@ function textForJoin(value: unknown): string {
 
 function boundedRange(from: unknown, to: unknown): number[] | undefined {
   if (from === undefined || to === undefined) return undefined
-  if (!Number.isInteger(from) || !Number.isInteger(to)) throw { code: 'T2003', message: 'The left and right sides of the range operator (..) must evaluate to integers' }
+  if (!Number.isInteger(from) || !Number.isInteger(to))
+    throw { code: 'T2003', message: 'The left and right sides of the range operator (..) must evaluate to integers' }
   const start = from as number
   const end = to as number
   if (start > end) return undefined
   const size = end - start + 1
-  if (size > EXPRESSION_SEQUENCE) throw { code: 'FLOWCTL_RANGE', message: `The size of the sequence made by the range operator (..) must not exceed ${EXPRESSION_SEQUENCE}; it would be ${size}` }
+  if (size > EXPRESSION_SEQUENCE)
+    throw {
+      code: 'FLOWCTL_RANGE',
+      message: `The size of the sequence made by the range operator (..) must not exceed ${EXPRESSION_SEQUENCE}; it would be ${size}`,
+    }
   return Array.from({ length: size }, (_, i) => start + i)
 }
 

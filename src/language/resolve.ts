@@ -49,12 +49,7 @@ export function templateCacheOf(flow: Flow): Map<string, ParsedTemplate> {
 export type ExpressionValues = Map<ExpressionPart, unknown>
 
 /** The resolver handed to nodes: replaces templates in a setting value, deeply. */
-export function createResolver(
-  flow: Flow,
-  scope: Scope,
-  secrets: Secrets,
-  expressionValues: ExpressionValues = new Map(),
-): (value: unknown) => unknown {
+export function createResolver(flow: Flow, scope: Scope, secrets: Secrets, expressionValues: ExpressionValues = new Map()): (value: unknown) => unknown {
   const cache = templateCacheOf(flow)
   return (value) => resolveValue(value, scope, secrets, cache, expressionValues)
 }
@@ -153,13 +148,7 @@ export function expressionsOf(flow: Flow, node: FlowNode, literalSettings: reado
 }
 
 /** Evaluates a node's expressions against the scope into `values` (cleared first). Throws ExpressionError. */
-export async function evaluateNodeExpressions(
-  flow: Flow,
-  node: FlowNode,
-  scope: Scope,
-  timeoutMs: number,
-  values: ExpressionValues,
-): Promise<void> {
+export async function evaluateNodeExpressions(flow: Flow, node: FlowNode, scope: Scope, timeoutMs: number, values: ExpressionValues): Promise<void> {
   values.clear()
   const parts = expressionsOf(flow, node)
   if (parts.length === 0) return

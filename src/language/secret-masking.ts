@@ -46,7 +46,11 @@ export function formsOf(value: string): string[] {
   } catch {
     // A lone surrogate cannot be percent-encoded: no text holds that form.
   }
-  if (percent !== null) forms.push(percent, percent.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()))
+  if (percent !== null)
+    forms.push(
+      percent,
+      percent.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()),
+    )
   const base64 = Buffer.from(value, 'utf8').toString('base64')
   forms.push(base64, base64.replace(/=+$/, ''), Buffer.from(value, 'utf8').toString('base64url'))
   return [...new Set(forms)].filter((form) => form.length > 0)

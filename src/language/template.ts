@@ -33,7 +33,6 @@ export interface ParsedTemplate {
   expressions: ExpressionPart[]
 }
 
-
 const TOKEN = /\{\{(=?)|\$\{secrets\.([A-Za-z0-9_]+)\}/g
 const REFERENCE = /\{\{\s*([^{}]*?)\s*\}\}/y
 const SEGMENT = /^[A-Za-z0-9_-]+$/
@@ -53,7 +52,8 @@ export function parseTemplate(text: string): ParsedTemplate {
     } else if (match[1] === '=') {
       const bodyStart = index + 3
       const end = expressionEnd(text, bodyStart)
-      if (end < 0) throw new TemplateSyntaxError(`"${text.slice(index, index + 40)}" has no closing "}}"; write an expression like {{= $sum(start.items.price) }}`)
+      if (end < 0)
+        throw new TemplateSyntaxError(`"${text.slice(index, index + 40)}" has no closing "}}"; write an expression like {{= $sum(start.items.price) }}`)
       const raw = text.slice(bodyStart, end)
       const source = raw.trim()
       if (source === '') throw new TemplateSyntaxError('"{{= }}" is empty; write an expression like {{= start.qty * 2 }}')

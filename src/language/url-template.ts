@@ -27,7 +27,9 @@ export function buildUrl(parts: ResolvedPart[]): URL {
       continue
     }
     if (!ORIGIN_DONE.test(built)) {
-      throw new UrlTemplateError('has a {{ }} value in the scheme, host or port of its url, which is not allowed; write the base URL in the flow file (or a ${secrets.X})')
+      throw new UrlTemplateError(
+        'has a {{ }} value in the scheme, host or port of its url, which is not allowed; write the base URL in the flow file (or a ${secrets.X})',
+      )
     }
     origin ??= built
     const text = textOf(part.value)

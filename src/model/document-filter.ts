@@ -82,7 +82,11 @@ function readDocument(raw: Raw, at: (string | number)[], problems: FilterProblem
       if (!isPlainObject(value) || Object.keys(value).length === 0) problems.push({ path: here, message: '$not needs a filter object that is not empty' })
       else items.push({ kind: 'not', item: readDocument(value, here, problems) })
     } else if (key.startsWith('$')) {
-      problems.push({ path: here, key: true, message: `"${key}" is not a filter operator here; at the top of a filter use a field name or one of: ${operatorList(LOGICAL_OPERATORS)}` })
+      problems.push({
+        path: here,
+        key: true,
+        message: `"${key}" is not a filter operator here; at the top of a filter use a field name or one of: ${operatorList(LOGICAL_OPERATORS)}`,
+      })
     } else {
       const path = parseFieldPath(key)
       if (typeof path === 'string') problems.push({ path: here, key: true, message: path })
@@ -182,7 +186,8 @@ export function bindFilter(filter: FilterNode, resolve: (value: unknown) => unkn
     case 'in': {
       const values = resolve(filter.value)
       if (!Array.isArray(values)) throw new FilterValueError(`filter on "${filter.path.join('.')}": $in/$nin needs a list, got ${describe(values)}`)
-      if (values.length > MAX_IN_VALUES) throw new FilterValueError(`filter on "${filter.path.join('.')}": $in/$nin takes at most ${MAX_IN_VALUES} values, got ${values.length}`)
+      if (values.length > MAX_IN_VALUES)
+        throw new FilterValueError(`filter on "${filter.path.join('.')}": $in/$nin takes at most ${MAX_IN_VALUES} values, got ${values.length}`)
       return { ...filter, value: values.map((v) => v ?? null) }
     }
     case 'exists': {

@@ -140,9 +140,7 @@ export interface HistorySettings {
   keep: HistoryKeep
 }
 
-export type NotifyChannel =
-  | { type: 'webhook'; url: string; timeoutMs: number }
-  | { type: 'file'; path: string }
+export type NotifyChannel = { type: 'webhook'; url: string; timeoutMs: number } | { type: 'file'; path: string }
 
 export interface AlertRule {
   flows: string[]

@@ -2,9 +2,7 @@
 // files at load time and are also published (through buildFlowSchema) for editors.
 import type { JsonSchema } from './project.js'
 
-export const CONDITION_OPERATORS = [
-  'eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith', 'in', 'exists', 'empty',
-] as const
+export const CONDITION_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith', 'in', 'exists', 'empty'] as const
 
 const CONDITION_REF = { $ref: '#/$defs/condition' }
 
@@ -58,7 +56,11 @@ export const SCHEDULE_SCHEMA: JsonSchema = {
   additionalProperties: false,
   required: ['cron'],
   properties: {
-    cron: { type: 'string', description: '5 fields (minute hour day-of-month month day-of-week; names, ranges, lists, steps, L and <day>#<n>) or @hourly/@daily/@weekly/@monthly/@yearly.' },
+    cron: {
+      type: 'string',
+      description:
+        '5 fields (minute hour day-of-month month day-of-week; names, ranges, lists, steps, L and <day>#<n>) or @hourly/@daily/@weekly/@monthly/@yearly.',
+    },
     enabled: { type: 'boolean', default: true },
     timezone: { type: 'string', description: "IANA timezone; default: the project's timezone." },
     input: { type: 'object', description: 'The starting body of scheduled runs, validated like a request body.' },
@@ -139,14 +141,24 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
         runTimeoutMs: { type: 'integer', minimum: 1 },
         bodyLimitBytes: { type: 'integer', minimum: 1 },
         historyRuns: { type: 'integer', minimum: 1 },
-        expressionMs: { type: 'integer', minimum: 1, description: 'How long one {{= }} expression may evaluate before the node fails with "expression timed out".' },
+        expressionMs: {
+          type: 'integer',
+          minimum: 1,
+          description: 'How long one {{= }} expression may evaluate before the node fails with "expression timed out".',
+        },
         traceBytes: { type: 'integer', minimum: 1024, description: 'Stored trace outputs per run, in bytes (default 65536); the rest is cut with a marker.' },
         rateLimitScope: {
           enum: ['instance', 'cluster'],
           default: 'instance',
-          description: 'instance: each serve process allows runsPerMinutePerIp; cluster: every instance on the database together allows it (counted in the store).',
+          description:
+            'instance: each serve process allows runsPerMinutePerIp; cluster: every instance on the database together allows it (counted in the store).',
         },
-        asyncConcurrency: { type: 'integer', minimum: 0, maximum: 1000, description: 'Async runs (respond: async) this instance executes at once (default 4); 0 = it only queues them.' },
+        asyncConcurrency: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 1000,
+          description: 'Async runs (respond: async) this instance executes at once (default 4); 0 = it only queues them.',
+        },
       },
     },
     history: {

@@ -55,7 +55,10 @@ const CASE_SCHEMA: JsonSchema = {
       type: 'object',
       additionalProperties: {
         type: 'array',
-        items: { type: 'object', properties: { _id: { type: 'string', minLength: 1, description: 'Its id (any text, unique in the case); a new id when left out.' } } },
+        items: {
+          type: 'object',
+          properties: { _id: { type: 'string', minLength: 1, description: 'Its id (any text, unique in the case); a new id when left out.' } },
+        },
       },
       description: 'Collection → documents stored in the fresh store before the run (so get, update and delete find them).',
     },
@@ -66,13 +69,19 @@ const CASE_SCHEMA: JsonSchema = {
       additionalProperties: false,
       description: 'What the run must give. Objects match partially (extra fields are fine); lists match item by item.',
       properties: {
-        status: { type: 'integer', minimum: 100, maximum: 599, description: 'The response status (204 when no End node ran, 500 when a node failed, 400 for invalid input).' },
+        status: {
+          type: 'integer',
+          minimum: 100,
+          maximum: 599,
+          description: 'The response status (204 when no End node ran, 500 when a node failed, 400 for invalid input).',
+        },
         body: { description: 'The response body, matched partially.' },
         ports: { type: 'array', items: PORT_SCHEMA, description: 'Every If/Switch port and error branch taken, in order.' },
         documents: {
           type: 'object',
           additionalProperties: { type: 'array' },
-          description: 'Collection → the documents the case seeded and the run stored there, in order, as they are after the run (deleted ones left out), each matched partially.',
+          description:
+            'Collection → the documents the case seeded and the run stored there, in order, as they are after the run (deleted ones left out), each matched partially.',
         },
         failedNodeId: { type: ['string', 'null'], description: 'The node that failed; null (the default) when the run must not fail.' },
       },

@@ -39,7 +39,10 @@ export function checkFilterSettings(settings: Record<string, unknown>): Settings
 export function checkTargetSettings(settings: Record<string, unknown>, kind: string): SettingsProblem[] {
   const problems = checkFilterSettings(settings)
   if (settings.documentId === undefined && isEmptyFilter(settings.filter)) {
-    problems.unshift({ path: settings.filter === undefined ? [] : ['filter'], message: `${kind} needs a documentId or a filter with at least one condition (it would ${kind === 'delete' ? 'delete' : 'change'} every document of the collection)` })
+    problems.unshift({
+      path: settings.filter === undefined ? [] : ['filter'],
+      message: `${kind} needs a documentId or a filter with at least one condition (it would ${kind === 'delete' ? 'delete' : 'change'} every document of the collection)`,
+    })
   }
   return problems
 }

@@ -39,7 +39,10 @@ export const findNode: NodeKind = {
       collection: COLLECTION_SCHEMA,
       filter: FILTER_SCHEMA,
       sort: SORT_SCHEMA,
-      limit: COUNT_SCHEMA(`At most this many documents (default ${FIND_DEFAULT_LIMIT}, at most ${FIND_MAX_LIMIT}; a larger value from a reference is capped).`, FIND_MAX_LIMIT),
+      limit: COUNT_SCHEMA(
+        `At most this many documents (default ${FIND_DEFAULT_LIMIT}, at most ${FIND_MAX_LIMIT}; a larger value from a reference is capped).`,
+        FIND_MAX_LIMIT,
+      ),
       skip: COUNT_SCHEMA('Leave out this many matches first (paging).'),
     },
   },

@@ -30,7 +30,8 @@ function checkUrl(settings: Record<string, unknown>): SettingsProblem[] {
     else if (part.kind === 'secret') return []
     else if (ORIGIN_DONE.test(before)) return []
     else {
-      const message = 'url has a {{ }} value in its scheme, host or port, so a caller could choose where the request goes; write the base URL in the flow file (or a ${secrets.X})'
+      const message =
+        'url has a {{ }} value in its scheme, host or port, so a caller could choose where the request goes; write the base URL in the flow file (or a ${secrets.X})'
       return [{ path: ['url'], message }]
     }
   }
@@ -55,7 +56,10 @@ export const httpNode: NodeKind = {
     properties: {
       description: { type: 'string' },
       method: { enum: ['get', 'post', 'put', 'patch', 'delete', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'get' },
-      url: { type: 'string', description: 'The URL; {{ }} values inside it are URL-encoded for their place (path, query) and cannot change its scheme, host or port.' },
+      url: {
+        type: 'string',
+        description: 'The URL; {{ }} values inside it are URL-encoded for their place (path, query) and cannot change its scheme, host or port.',
+      },
       query: { type: 'object', description: 'Query parameters (bindings), each value URL-encoded; a list repeats the parameter.' },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
       body: { description: 'The request body: text as is, anything else as JSON.' },

@@ -16,7 +16,22 @@ import type { NodeKind } from './types.js'
 import { updateNode } from './update.js'
 import { waitNode } from './wait.js'
 
-const builtinKinds = [startNode, endNode, ifNode, switchNode, insertNode, setNode, httpNode, getNode, findNode, updateNode, deleteNode, callNode, eachNode, waitNode]
+const builtinKinds = [
+  startNode,
+  endNode,
+  ifNode,
+  switchNode,
+  insertNode,
+  setNode,
+  httpNode,
+  getNode,
+  findNode,
+  updateNode,
+  deleteNode,
+  callNode,
+  eachNode,
+  waitNode,
+]
 
 /** Every kind but start and end also takes `retry` and `onError` (SPEC §13). */
 function withCommonSettings(kind: NodeKind): NodeKind {
@@ -39,7 +54,8 @@ export function getNodeKind(type: string): NodeKind | undefined {
  * may use it. Its settings schema is compiled on first use (only built-in kinds are precompiled).
  */
 export function registerNodeKind(kind: NodeKind): NodeKind {
-  if (!/^[a-z][a-zA-Z0-9]*$/.test(kind.type)) throw new Error(`node kind type "${kind.type}" must be a word of letters and digits starting with a lower-case letter`)
+  if (!/^[a-z][a-zA-Z0-9]*$/.test(kind.type))
+    throw new Error(`node kind type "${kind.type}" must be a word of letters and digits starting with a lower-case letter`)
   if (registered.has(kind.type)) throw new Error(`node kind "${kind.type}" is already registered`)
   if (kind.terminates && kind.ports({}).length > 0) throw new Error(`node kind "${kind.type}" terminates the run, so it can have no ports`)
   const complete = withCommonSettings(kind)

@@ -76,7 +76,8 @@ export const startNode: NodeKind = {
       respond: {
         enum: ['sync', 'async'],
         default: 'sync',
-        description: 'async: the Run API answers 202 with a runId once the run is queued, and runs it in the background (result at /api/result/<projectId>/<runId>).',
+        description:
+          'async: the Run API answers 202 with a runId once the run is queued, and runs it in the background (result at /api/result/<projectId>/<runId>).',
       },
       cors: CORS_SCHEMA,
       summary: { type: 'string', minLength: 1, description: "The operation's summary in the OpenAPI document (default: the node's name)." },
@@ -93,10 +94,23 @@ export const startNode: NodeKind = {
       idempotency: {
         type: 'object',
         additionalProperties: false,
-        description: 'A repeated key answers the stored response (Idempotent-Replayed: true) and runs nothing; 409 while the first runs, 422 with a different request.',
+        description:
+          'A repeated key answers the stored response (Idempotent-Replayed: true) and runs nothing; 409 while the first runs, 422 with a different request.',
         properties: {
-          header: { type: 'string', minLength: 1, pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", default: 'Idempotency-Key', description: 'The request header carrying the key.' },
-          ttlSeconds: { type: 'integer', minimum: 1, maximum: 2_592_000, default: 86_400, description: 'How long a key and its answer are kept (at most 30 days).' },
+          header: {
+            type: 'string',
+            minLength: 1,
+            pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$",
+            default: 'Idempotency-Key',
+            description: 'The request header carrying the key.',
+          },
+          ttlSeconds: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 2_592_000,
+            default: 86_400,
+            description: 'How long a key and its answer are kept (at most 30 days).',
+          },
         },
       },
       concurrency: {
@@ -106,7 +120,11 @@ export const startNode: NodeKind = {
         description: 'At most limit runs of this flow at once, across every instance on the store; scheduled runs over it are recorded as skipped.',
         properties: {
           limit: { type: 'integer', minimum: 1, maximum: 1000 },
-          onLimit: { enum: ['reject', 'queue'], default: 'reject', description: 'reject: 429 "flow busy"; queue: wait for a free slot, at most the run timeout.' },
+          onLimit: {
+            enum: ['reject', 'queue'],
+            default: 'reject',
+            description: 'reject: 429 "flow busy"; queue: wait for a free slot, at most the run timeout.',
+          },
         },
       },
     },
@@ -125,8 +143,7 @@ const INPUT_SECTIONS = ['body', 'path', 'query', 'headers'] as const
 const DEFAULT_API_KEY_HEADER = 'X-API-Key'
 const BODY_TYPES: readonly BodyType[] = ['json', 'form', 'text']
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 function readAuth(value: unknown): AuthSettings | null {
   if (!isRecord(value)) return null
@@ -187,12 +204,21 @@ function readStartInfo(node: FlowNode, context: SettingsCheckContext): { start: 
     for (const pattern of context.patternProblems(schema)) {
       // A patternProperties key is reported at the key itself.
       const key = pattern.path.at(-2) === 'patternProperties'
-      problems.push({ path: [...at, ...pattern.path], message: `inputs.${section}: ${pattern.message}`, ...(key ? { key } : {}), ...(pattern.severity === 'warning' ? { severity: 'warning' as const } : {}) })
+      problems.push({
+        path: [...at, ...pattern.path],
+        message: `inputs.${section}: ${pattern.message}`,
+        ...(key ? { key } : {}),
+        ...(pattern.severity === 'warning' ? { severity: 'warning' as const } : {}),
+      })
     }
     if (section === 'headers') problems.push(...headerNameProblems(schema))
     if (section === 'body' && textBody) {
       if (schema.type !== 'string') {
-        error(schema.type === undefined ? at : [...at, 'type'], "with accept: [text] the body is the request's text, so inputs.body must be a schema of type string", schema.type === undefined)
+        error(
+          schema.type === undefined ? at : [...at, 'type'],
+          "with accept: [text] the body is the request's text, so inputs.body must be a schema of type string",
+          schema.type === undefined,
+        )
       }
     } else if (schema.type !== undefined && schema.type !== 'object') {
       error([...at, 'type'], `inputs.${section} must be a schema of type object (each property is one input)`)
@@ -201,7 +227,12 @@ function readStartInfo(node: FlowNode, context: SettingsCheckContext): { start: 
     const properties = isRecord(schema.properties) && !(section === 'body' && textBody) ? schema.properties : {}
     for (const name of Object.keys(properties)) {
       const first = declaredIn.get(name)
-      if (first) error([...at, 'properties', name], `input "${name}" is declared in both ${first} and ${section}; every input is start.${name}, so names must be unique`, true)
+      if (first)
+        error(
+          [...at, 'properties', name],
+          `input "${name}" is declared in both ${first} and ${section}; every input is start.${name}, so names must be unique`,
+          true,
+        )
       else declaredIn.set(name, section)
     }
   }
@@ -210,7 +241,10 @@ function readStartInfo(node: FlowNode, context: SettingsCheckContext): { start: 
   if (bodyClash) error(['inputs', bodyClash, 'properties', 'body'], `a text body is start.body, so an input of ${bodyClash} cannot also be called "body"`, true)
   // Text bodies are strings and form/JSON bodies objects: the body schema must fit what is accepted.
   if (accept.includes('text') && accept.length > 1) {
-    error(['accept'], 'accept: text cannot be combined with json or form (a text body is a string, the others are objects); make a second flow for the other type')
+    error(
+      ['accept'],
+      'accept: text cannot be combined with json or form (a text body is a string, the others are objects); make a second flow for the other type',
+    )
   }
   if (method === 'get' && settings.accept !== undefined) {
     problems.push({ path: ['accept'], message: 'accept has no effect on a get start node (GET requests have no body)', key: true, severity: 'warning' })
@@ -247,7 +281,11 @@ function headerNameProblems(schema: JsonSchema): SettingsProblem[] {
     if (isHeaderName(name)) continue
     const declared = properties.includes(name)
     const path = declared ? ['inputs', 'headers', 'properties', name] : ['inputs', 'headers', 'required']
-    problems.push({ path, message: `inputs.headers: ${JSON.stringify(name)} is not a valid HTTP header name (${HEADER_NAME_RULE})`, ...(declared ? { key: true } : {}) })
+    problems.push({
+      path,
+      message: `inputs.headers: ${JSON.stringify(name)} is not a valid HTTP header name (${HEADER_NAME_RULE})`,
+      ...(declared ? { key: true } : {}),
+    })
   }
   return problems
 }

@@ -4,7 +4,8 @@ import type { NodeKind, SettingsProblem } from './types.js'
 /** Fields to set (top level), after checking a value that came from a {{ reference }}. */
 function setFields(value: unknown): Record<string, unknown> {
   if (value === null || value === undefined) return {}
-  if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`set must give an object of fields, got ${Array.isArray(value) ? 'a list' : typeof value}`)
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`set must give an object of fields, got ${Array.isArray(value) ? 'a list' : typeof value}`)
   for (const key of Object.keys(value)) {
     const problem = checkFieldName(key, 'set')
     if (problem) throw new Error(problem)

@@ -17,7 +17,8 @@ export const waitNode: NodeKind = {
   ports: () => ['out'],
   async execute(context) {
     const ms = Number(context.resolve(context.node.settings.ms))
-    if (!Number.isFinite(ms) || ms < 0) throw new Error(`wait needs ms to be a number of milliseconds (0 or more), not ${JSON.stringify(context.resolve(context.node.settings.ms))}`)
+    if (!Number.isFinite(ms) || ms < 0)
+      throw new Error(`wait needs ms to be a number of milliseconds (0 or more), not ${JSON.stringify(context.resolve(context.node.settings.ms))}`)
     const began = performance.now()
     await context.sleep(ms, context.signal)
     return { output: { waitedMs: Math.round(performance.now() - began) } }

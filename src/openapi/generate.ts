@@ -3,7 +3,15 @@
 import { getNodeKind } from '../nodes/registry.js'
 import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
 import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
-import { ASYNC_ACCEPTED_SCHEMA, ASYNC_ACCEPTED_SCHEMA_NAME, buildResponses, ERROR_SCHEMA, ERROR_SCHEMA_NAME, RUN_FAILED_SCHEMA, RUN_FAILED_SCHEMA_NAME } from './responses.js'
+import {
+  ASYNC_ACCEPTED_SCHEMA,
+  ASYNC_ACCEPTED_SCHEMA_NAME,
+  buildResponses,
+  ERROR_SCHEMA,
+  ERROR_SCHEMA_NAME,
+  RUN_FAILED_SCHEMA,
+  RUN_FAILED_SCHEMA_NAME,
+} from './responses.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'
 import type { NodeRequestDoc } from '../nodes/types.js'

@@ -154,7 +154,8 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
   for (const [status, { content, headers }] of byStatus) {
     const documented: ResponseHeaders = { ...runIdHeader() }
     for (const name of [...headers].sort()) documented[name] = header('Set by the flow')
-    if (options.idempotencyHeader) documented['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same idempotency key')
+    if (options.idempotencyHeader)
+      documented['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same idempotency key')
     Object.assign(documented, cors)
     const media: Record<string, { schema: SchemaOrRef }> = {}
     for (const type of [...content.keys()].sort()) media[type] = { schema: unionOf(content.get(type)!) }
@@ -177,13 +178,19 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
   }
   if (options.idempotencyHeader) {
     const key = options.idempotencyHeader
-    addErrorResponse(responses, 409, `A request with the same ${key} is still running`, ERROR_SCHEMA_NAME, { 'Retry-After': { description: 'Seconds to wait before asking again', schema: { type: 'integer' } }, ...cors })
+    addErrorResponse(responses, 409, `A request with the same ${key} is still running`, ERROR_SCHEMA_NAME, {
+      'Retry-After': { description: 'Seconds to wait before asking again', schema: { type: 'integer' } },
+      ...cors,
+    })
     addErrorResponse(responses, 422, `${key} already used with a different request`, ERROR_SCHEMA_NAME, cors)
   }
   if (options.rateLimited || options.concurrencyRejects) {
-    const description = options.rateLimited && options.concurrencyRejects
-      ? 'Rate limit exceeded, or the flow is busy (its concurrency limit is reached)'
-      : options.rateLimited ? 'Rate limit exceeded' : 'The flow is busy (its concurrency limit is reached)'
+    const description =
+      options.rateLimited && options.concurrencyRejects
+        ? 'Rate limit exceeded, or the flow is busy (its concurrency limit is reached)'
+        : options.rateLimited
+          ? 'Rate limit exceeded'
+          : 'The flow is busy (its concurrency limit is reached)'
     const retryAfter = options.concurrencyRejects ? 'Seconds to wait before trying again' : 'Seconds until the next minute'
     addErrorResponse(responses, 429, description, ERROR_SCHEMA_NAME, { 'Retry-After': { description: retryAfter, schema: { type: 'integer' } }, ...cors })
   }

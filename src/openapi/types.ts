@@ -35,9 +35,7 @@ export interface OpenApiOperation {
 
 export type OpenApiPathItem = Partial<Record<HttpMethod, OpenApiOperation>>
 
-export type SecurityScheme =
-  | { type: 'http'; scheme: 'bearer' | 'basic' }
-  | { type: 'apiKey'; in: 'header'; name: string; description?: string }
+export type SecurityScheme = { type: 'http'; scheme: 'bearer' | 'basic' } | { type: 'apiKey'; in: 'header'; name: string; description?: string }
 
 export interface OpenApiDocument {
   openapi: '3.0.3'

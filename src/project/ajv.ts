@@ -7,13 +7,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import type { Ajv, ValidateFunction } from 'ajv'
 import type { NodeKind } from '../nodes/types.js'
-import {
-  builtinSchemas,
-  INPUT_AJV_OPTIONS,
-  schemaFingerprint,
-  SHAPE_AJV_OPTIONS,
-  withSharedDefs,
-} from './builtin-schemas.js'
+import { builtinSchemas, INPUT_AJV_OPTIONS, schemaFingerprint, SHAPE_AJV_OPTIONS, withSharedDefs } from './builtin-schemas.js'
 import type { JsonSchema } from '../model/project.js'
 import { patternEngine } from './safe-pattern.js'
 
@@ -114,7 +108,10 @@ export function inputSchemaProblem(schema: JsonSchema): { path: string[]; messag
   if (valid) return null
   // An enum problem (such as a misspelt `type`) says more than the anyOf around it: prefer it, with its values.
   const first = errors?.find((error) => error.keyword === 'enum') ?? errors?.[0]
-  const path = (first?.instancePath ?? '').split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  const path = (first?.instancePath ?? '')
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
   const where = path.length ? `${path.join('.')} ` : ''
   if (first?.keyword === 'enum') {
     const values = ((first.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String)

@@ -45,5 +45,7 @@ export function builtinSchemas(): BuiltinSchema[] {
 
 /** sha1 of one schema's compiled form (with its name): its generated validator is used only when it matches. */
 export function schemaFingerprint(name: string, source: JsonSchema): string {
-  return createHash('sha1').update(JSON.stringify([name, withSharedDefs(source)])).digest('hex')
+  return createHash('sha1')
+    .update(JSON.stringify([name, withSharedDefs(source)]))
+    .digest('hex')
 }

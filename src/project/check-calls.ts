@@ -63,7 +63,11 @@ export function checkCalls(results: FlowFileResult[]): CallProblem[] {
       }
       const depth = 1 + visit(site.target)
       if (depth > MAX_CALL_DEPTH && depth - 1 <= MAX_CALL_DEPTH) {
-        problems.push({ result: site.result, at: site.at, message: `node "${site.node.id}": calling "${site.target}" nests flow calls ${depth} deep; calls nest at most ${MAX_CALL_DEPTH} deep` })
+        problems.push({
+          result: site.result,
+          at: site.at,
+          message: `node "${site.node.id}": calling "${site.target}" nests flow calls ${depth} deep; calls nest at most ${MAX_CALL_DEPTH} deep`,
+        })
       }
       deepest = Math.max(deepest, depth)
     }

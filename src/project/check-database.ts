@@ -22,11 +22,17 @@ export function checkDatabaseSetting(database: string, secrets: Secrets, env: No
   if (missing.length > 0) {
     const list = missing.map((name) => `"${name}"`).join(', ')
     // A warning, as for flows: CI may validate without the production secrets.
-    collector.warning(path, `database uses secret ${list}, which is not set (in the secrets file or FLOWCTL_SECRET_${missing[0]}); the store cannot open without it`)
+    collector.warning(
+      path,
+      `database uses secret ${list}, which is not set (in the secrets file or FLOWCTL_SECRET_${missing[0]}); the store cannot open without it`,
+    )
     return
   }
   const resolved = resolveSecretText(database, secrets) ?? ''
   if (!isDatabaseSetting(resolved)) {
-    collector.error(path, `database, once secret ${names.map((name) => `"${name}"`).join(', ')} is filled in, is neither "embedded" nor a postgres:// URL (the value is not shown: it may hold a password)`)
+    collector.error(
+      path,
+      `database, once secret ${names.map((name) => `"${name}"`).join(', ')} is filled in, is neither "embedded" nor a postgres:// URL (the value is not shown: it may hold a password)`,
+    )
   }
 }

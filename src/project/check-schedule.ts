@@ -9,8 +9,7 @@ import { plainlySatisfies } from './plain-schema.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import type { ProblemCollector } from './yaml-source.js'
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** A scheduled flow that anyone can also call over HTTP is usually a mistake (SPEC §11). */
 export function warnOpenScheduledFlow(entry: NodeEntry, start: StartInfo, collector: ProblemCollector): void {
@@ -23,12 +22,7 @@ export function warnOpenScheduledFlow(entry: NodeEntry, start: StartInfo, collec
 }
 
 /** The schedule with defaults; its cron, timezone and input (against the Start's body schema) checked. */
-export function readSchedule(
-  value: unknown,
-  start: StartInfo | null,
-  projectTimezone: string,
-  collector: ProblemCollector,
-): Schedule | null {
+export function readSchedule(value: unknown, start: StartInfo | null, projectTimezone: string, collector: ProblemCollector): Schedule | null {
   if (!isRecord(value) || typeof value.cron !== 'string') return null
   const cronProblem = checkCronExpression(value.cron)
   if (cronProblem) collector.error(['schedule', 'cron'], `schedule ${cronProblem}`)
@@ -42,7 +36,8 @@ export function readSchedule(
   if (body) checkScheduleInput(input, body, collector)
   // Shapes (enum, 1-1440) are checked by the flow file schema; here only the defaults.
   const catchUp = value.catchUp === 'latest' || value.catchUp === 'all' ? value.catchUp : 'none'
-  const catchUpMinutes = typeof value.catchUpMinutes === 'number' && Number.isInteger(value.catchUpMinutes) ? Math.min(Math.max(value.catchUpMinutes, 1), 1440) : 60
+  const catchUpMinutes =
+    typeof value.catchUpMinutes === 'number' && Number.isInteger(value.catchUpMinutes) ? Math.min(Math.max(value.catchUpMinutes, 1), 1440) : 60
   return { cron: value.cron, enabled: value.enabled !== false, timezone, input, catchUp, catchUpMinutes }
 }
 

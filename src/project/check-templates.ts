@@ -11,7 +11,6 @@ import type { ProblemCollector, SourcePath } from './yaml-source.js'
 
 const RUN_FIELDS = ['id', 'startedAt', 'trigger', 'scheduledFor']
 
-
 export interface TemplateContext {
   entries: NodeEntry[]
   graph: GraphInfo
@@ -49,9 +48,15 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
           if (typeof part === 'string') continue
           if (part.kind === 'secret') {
             if (!context.secrets.has(part.name)) {
-              collector.warning(at, `${entry.label}: secret "${part.name}" is not defined in ${context.secretsFile}; it must be supplied at run time (FLOWCTL_SECRET_${part.name})`)
+              collector.warning(
+                at,
+                `${entry.label}: secret "${part.name}" is not defined in ${context.secretsFile}; it must be supplied at run time (FLOWCTL_SECRET_${part.name})`,
+              )
             } else if (context.secrets.get(part.name) === '') {
-              collector.warning(at, `${entry.label}: secret "${part.name}" is empty in ${context.secretsFile}; an auth setting that uses it rejects every request`)
+              collector.warning(
+                at,
+                `${entry.label}: secret "${part.name}" is empty in ${context.secretsFile}; an auth setting that uses it rejects every request`,
+              )
             } else if (shortSecret(context.secrets.get(part.name)!)) {
               collector.warning(at, shortSecretMessage(entry.label, part.name))
             }
@@ -84,7 +89,8 @@ function rootProblem(root: string, field: string | undefined, context: RootConte
   }
   const target = context.byRefName.get(root)
   if (!target && root === 'secrets' && field !== undefined) return `is not how a secret is written; use "\${secrets.${field}}"`
-  if (!target) return `refers to "${root}", which is not a node of this flow${didYouMean(root, ['run', ...context.byRefName.keys()])} (known names: ${context.roots})`
+  if (!target)
+    return `refers to "${root}", which is not a node of this flow${didYouMean(root, ['run', ...context.byRefName.keys()])} (known names: ${context.roots})`
   const { graph, entry } = context
   if (graph.reachable.has(entry.node.id) && !graph.upstream.get(entry.node.id)?.has(target.node.id)) {
     return `refers to "${root}" (${target.label}), which does not run before this node`
@@ -97,7 +103,9 @@ function checkExpression(part: ExpressionPart, context: RootContext & { at: Sour
   const { entry, at } = context
   const shown = `"{{= ${part.source.length > 40 ? `${part.source.slice(0, 37)}...` : part.source} }}"`
   if (part.source.includes('${secrets.')) {
-    collector.error(at, `${entry.label}: ${shown} uses a secret; secrets cannot be read by expressions (put the secret outside the {{= }})`, { within: part.offset + part.source.indexOf('${secrets.') })
+    collector.error(at, `${entry.label}: ${shown} uses a secret; secrets cannot be read by expressions (put the secret outside the {{= }})`, {
+      within: part.offset + part.source.indexOf('${secrets.'),
+    })
   }
   const inspected = inspectExpression(part.source)
   if ('problem' in inspected) {

@@ -46,7 +46,10 @@ export function crossFileProblems(
 
   const known = new Set(bySlug.keys())
   const { alerts, digests } = settings.settings.notify
-  for (const [list, rules] of [['alerts', alerts], ['digests', digests]] as const) {
+  for (const [list, rules] of [
+    ['alerts', alerts],
+    ['digests', digests],
+  ] as const) {
     rules.forEach((rule, index) => {
       const written = (source?.data as { notify?: Record<string, { flows?: unknown }[]> } | null)?.notify?.[list]?.[index]?.flows
       rule.flows.forEach((slug, item) => {

@@ -68,7 +68,13 @@ function checkSource(file: string, text: string, source: YamlSource, context: Fl
   const version = createHash('sha1').update(text).digest('hex')
   const collector = new ProblemCollector(file, source)
   const result = (slug: string | null, slugAt: SourcePath, flow: Flow | null): FlowFileResult => ({
-    file, version, slug, slugAt, problems: collector.problems, flow: collector.hasErrors ? null : flow, collector,
+    file,
+    version,
+    slug,
+    slugAt,
+    problems: collector.problems,
+    flow: collector.hasErrors ? null : flow,
+    collector,
   })
   for (const { pos, message } of source.syntaxErrors) collector.at(pos, message)
   if (source.syntaxErrors.length > 0) return result(null, [], null)

@@ -41,9 +41,10 @@ export function concurrencyOf(start: StartInfo): ConcurrencySettings | null {
   let settings = concurrencyByStart.get(start)
   if (settings === undefined) {
     const raw = start.node.settings.concurrency as { limit?: unknown; onLimit?: unknown } | undefined
-    settings = raw && typeof raw.limit === 'number' && Number.isInteger(raw.limit) && raw.limit >= 1
-      ? { limit: raw.limit, onLimit: raw.onLimit === 'queue' ? 'queue' : 'reject' }
-      : null
+    settings =
+      raw && typeof raw.limit === 'number' && Number.isInteger(raw.limit) && raw.limit >= 1
+        ? { limit: raw.limit, onLimit: raw.onLimit === 'queue' ? 'queue' : 'reject' }
+        : null
     concurrencyByStart.set(start, settings)
   }
   return settings

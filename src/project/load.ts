@@ -33,7 +33,8 @@ export async function readProject(dir: string, options: LoadOptions = {}, keep?:
   const env = options.env ?? process.env
   const settings = await readProjectSettings(root)
   const secrets = await loadSecrets(join(root, settings.settings.secrets), env)
-  const databasePath = settings.source?.data && typeof (settings.source.data as Record<string, unknown>).database === 'object' ? ['database', 'url'] : ['database']
+  const databasePath =
+    settings.source?.data && typeof (settings.source.data as Record<string, unknown>).database === 'object' ? ['database', 'url'] : ['database']
   checkDatabaseSetting(settings.settings.database, secrets, env, settings.collector, databasePath)
   const files = new Map<string, FlowFileResult>()
   const listed = await listFlowFiles(root, settings)
@@ -97,7 +98,11 @@ async function listFlowFiles(dir: string, settings: SettingsResult): Promise<str
     if (code === 'ENOENT' || code === 'ENOTDIR') return null
     throw error
   }
-  return names.sort().map((name) => relative(dir, resolve(dir, folder, name)).split(sep).join('/'))
+  return names.sort().map((name) =>
+    relative(dir, resolve(dir, folder, name))
+      .split(sep)
+      .join('/'),
+  )
 }
 
 /** Reads and checks one flow file; null when it does not exist (any more). */

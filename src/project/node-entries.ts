@@ -115,7 +115,10 @@ export function readNodeEntries(nodes: unknown, collector: ProblemCollector, con
     if (first) {
       // already reported as a duplicate id
     } else if (sameRef) {
-      collector.error(raw.name === undefined ? [...path, 'id'] : [...path, 'name'], `${label}: its reference name "${node.refName}" is already used by ${sameRef.label}; rename one of them`)
+      collector.error(
+        raw.name === undefined ? [...path, 'id'] : [...path, 'name'],
+        `${label}: its reference name "${node.refName}" is already used by ${sameRef.label}; rename one of them`,
+      )
     } else {
       byRefName.set(node.refName, entry)
     }

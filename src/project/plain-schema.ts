@@ -6,15 +6,33 @@ import type { JsonSchema } from '../model/project.js'
 
 /** Keywords understood here; annotations are ignored as ajv ignores them. */
 const KNOWN = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const',
-  'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'maxItems',
-  'default', 'description', 'title', 'examples', '$comment', 'readOnly', 'writeOnly',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minItems',
+  'maxItems',
+  'default',
+  'description',
+  'title',
+  'examples',
+  '$comment',
+  'readOnly',
+  'writeOnly',
 ])
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 const isPrimitive = (value: unknown): value is string | number | boolean | null =>
   value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))
 const isCount = (value: unknown) => value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= 0)
@@ -22,14 +40,22 @@ const isLimit = (value: unknown) => value === undefined || (typeof value === 'nu
 
 function hasType(value: Json, type: unknown): boolean {
   switch (type) {
-    case 'string': return typeof value === 'string'
-    case 'number': return typeof value === 'number'
-    case 'integer': return typeof value === 'number' && Number.isInteger(value)
-    case 'boolean': return typeof value === 'boolean'
-    case 'null': return value === null
-    case 'array': return Array.isArray(value)
-    case 'object': return isRecord(value)
-    default: return false
+    case 'string':
+      return typeof value === 'string'
+    case 'number':
+      return typeof value === 'number'
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value)
+    case 'boolean':
+      return typeof value === 'boolean'
+    case 'null':
+      return value === null
+    case 'array':
+      return Array.isArray(value)
+    case 'object':
+      return isRecord(value)
+    default:
+      return false
   }
 }
 
@@ -75,9 +101,11 @@ function satisfies(schema: Record<string, unknown>, value: Json): boolean {
 /** Object keywords on a non-object value are ignored by ajv, but only if they are well formed. */
 function objectKeywordsWellFormed(schema: Record<string, unknown>): boolean {
   const { properties, required, additionalProperties } = schema
-  return (properties === undefined || isRecord(properties))
-    && (required === undefined || (Array.isArray(required) && required.every((r) => typeof r === 'string')))
-    && (additionalProperties === undefined || typeof additionalProperties === 'boolean' || isRecord(additionalProperties))
+  return (
+    (properties === undefined || isRecord(properties)) &&
+    (required === undefined || (Array.isArray(required) && required.every((r) => typeof r === 'string'))) &&
+    (additionalProperties === undefined || typeof additionalProperties === 'boolean' || isRecord(additionalProperties))
+  )
 }
 
 function arraySatisfies(schema: Record<string, unknown>, value: Json[]): boolean {

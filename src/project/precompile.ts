@@ -3,14 +3,7 @@
 // to dist/generated/ (build output, not in git); the loader never imports this file.
 import { createRequire } from 'node:module'
 import { _, Ajv } from 'ajv'
-import {
-  builtinSchemas,
-  schemaFingerprint,
-  DRAFT07_META_ID,
-  INPUT_AJV_OPTIONS,
-  SHAPE_AJV_OPTIONS,
-  withSharedDefs,
-} from './builtin-schemas.js'
+import { builtinSchemas, schemaFingerprint, DRAFT07_META_ID, INPUT_AJV_OPTIONS, SHAPE_AJV_OPTIONS, withSharedDefs } from './builtin-schemas.js'
 
 const require = createRequire(import.meta.url)
 const standaloneCode = (require('ajv/dist/standalone') as typeof import('ajv/dist/standalone/index.js')).default

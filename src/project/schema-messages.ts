@@ -105,7 +105,7 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], data: unkno
         const name = String(params.additionalProperty)
         const atRoot = path.length === 0 && prefix.length === 0
         const own = Object.keys((error.parentSchema?.properties ?? {}) as object)
-        const allowed = [...(atRoot ? options.rootKeys ?? [] : []), ...own]
+        const allowed = [...(atRoot ? (options.rootKeys ?? []) : []), ...own]
         const hint = didYouMean(name, allowed)
         const message = atRoot ? `"${name}" is not a setting of ${options.rootName}${hint}` : `"${name}" is not allowed in ${here}${hint}`
         issues.push({ path: [...path, name], key: true, message: allowed.length ? `${message} (allowed: ${allowed.join(', ')})` : message })
@@ -115,7 +115,9 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], data: unkno
         issues.push({ path, key: false, message: `${here} needs "${String(params.missingProperty)}"` })
         break
       case 'type': {
-        const nouns = String(params.type).split(',').map((t) => TYPE_NOUNS[t] ?? t)
+        const nouns = String(params.type)
+          .split(',')
+          .map((t) => TYPE_NOUNS[t] ?? t)
         issues.push({ path, key: false, message: `${here} must be ${nouns.join(' or ')}` })
         break
       }
@@ -136,7 +138,11 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], data: unkno
         break
       }
       case 'minLength':
-        issues.push({ path, key: false, message: params.limit === 1 ? `${here} must not be empty` : `${here} must be at least ${String(params.limit)} characters long` })
+        issues.push({
+          path,
+          key: false,
+          message: params.limit === 1 ? `${here} must not be empty` : `${here} must be at least ${String(params.limit)} characters long`,
+        })
         break
       case 'minItems':
         issues.push({ path, key: false, message: `${here} must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}` })

@@ -19,7 +19,12 @@ function nextSchema(kind: NodeKind): JsonSchema | null {
 }
 
 function nodeSchema(kind: NodeKind): JsonSchema {
-  const { properties, required, $defs: _defs, ...rest } = kind.settingsSchema as JsonSchema & {
+  const {
+    properties,
+    required,
+    $defs: _defs,
+    ...rest
+  } = kind.settingsSchema as JsonSchema & {
     properties?: Record<string, JsonSchema>
     required?: string[]
   }

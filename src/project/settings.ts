@@ -6,7 +6,16 @@ import { checkCronExpression, isValidTimezone } from '../language/cron.js'
 import { parseFieldPath } from '../model/document-filter.js'
 import { shapeValidator } from './ajv.js'
 import { corsProblem, readCors } from '../model/cors.js'
-import { DEFAULT_CORS, DEFAULT_LIMITS, type CorsSettings, type HistoryKeep, type NotifyChannel, type NotifySettings, type ProjectLimits, type ProjectSettings } from '../model/project.js'
+import {
+  DEFAULT_CORS,
+  DEFAULT_LIMITS,
+  type CorsSettings,
+  type HistoryKeep,
+  type NotifyChannel,
+  type NotifySettings,
+  type ProjectLimits,
+  type ProjectSettings,
+} from '../model/project.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { PROJECT_FILE_SCHEMA } from '../model/shapes.js'
 import { parseYamlSource, ProblemCollector, type YamlSource } from './yaml-source.js'
@@ -44,7 +53,10 @@ export async function readProjectSettings(dir: string): Promise<SettingsResult> 
     }
     // `--project flowctl.yaml` or another file: name the folder that was meant.
     if (code === 'ENOTDIR') {
-      throw new FlowctlError('PROJECT_NOT_FOUND', `${dir} is a file, not a project folder; pass the folder that holds ${PROJECT_FILE} (e.g. --project ${dirname(dir)})`)
+      throw new FlowctlError(
+        'PROJECT_NOT_FOUND',
+        `${dir} is a file, not a project folder; pass the folder that holds ${PROJECT_FILE} (e.g. --project ${dirname(dir)})`,
+      )
     }
     throw error
   }
@@ -79,7 +91,10 @@ function checkShape(data: unknown, raw: Raw, collector: ProblemCollector): void 
   const timezones: [(string | number)[], unknown][] = [[['timezone'], raw.timezone]]
   const notify = asRecord(raw.notify)
   const channels = asRecord(notify.channels)
-  const rules = [['alerts', notify.alerts], ['digests', notify.digests]] as const
+  const rules = [
+    ['alerts', notify.alerts],
+    ['digests', notify.digests],
+  ] as const
   for (const [list, entries] of rules) {
     if (!Array.isArray(entries)) continue
     entries.forEach((entry, index) => {
@@ -87,7 +102,10 @@ function checkShape(data: unknown, raw: Raw, collector: ProblemCollector): void 
       const at = ['notify', list, index]
       if (typeof rule.channel === 'string' && !(rule.channel in channels)) {
         const known = Object.keys(channels)
-        collector.error([...at, 'channel'], `channel "${rule.channel}" is not defined under notify.channels${known.length ? ` (defined: ${known.join(', ')})` : ''}`)
+        collector.error(
+          [...at, 'channel'],
+          `channel "${rule.channel}" is not defined under notify.channels${known.length ? ` (defined: ${known.join(', ')})` : ''}`,
+        )
       }
       if (list === 'digests' && typeof rule.cron === 'string') {
         const problem = checkCronExpression(rule.cron)

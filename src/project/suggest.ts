@@ -33,6 +33,7 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
 function typoDistance(word: string, candidate: string): number {
   if (word.length >= 3 && candidate.startsWith(word)) return 1
   const distance = leven(word, candidate)
-  if (distance > 1 && word.length === candidate.length && [...word].sort().join('') === [...candidate].sort().join('')) return Math.min(distance, 1 + Math.floor((distance - 2) / 2))
+  if (distance > 1 && word.length === candidate.length && [...word].sort().join('') === [...candidate].sort().join(''))
+    return Math.min(distance, 1 + Math.floor((distance - 2) / 2))
   return distance
 }

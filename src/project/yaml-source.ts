@@ -241,7 +241,5 @@ export class ProblemCollector {
 }
 
 export function sortProblems(problems: Problem[]): Problem[] {
-  return [...problems].sort(
-    (a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column,
-  )
+  return [...problems].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column)
 }

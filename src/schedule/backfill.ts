@@ -47,7 +47,10 @@ export async function runBackfill(options: BackfillOptions): Promise<BackfillSum
   if (from.getTime() > to.getTime()) throw new FlowctlError('USAGE', `--from ${from.toISOString()} is after --to ${to.toISOString()}`)
   const minutes = dueMinutesBetween(schedule.cron, schedule.timezone, from, to, MAX_BACKFILL_RUNS + 1)
   if (minutes.length > MAX_BACKFILL_RUNS) {
-    throw new FlowctlError('USAGE', `"${schedule.cron}" is due more than ${MAX_BACKFILL_RUNS.toLocaleString('en')} times between --from and --to; backfill a shorter range at a time`)
+    throw new FlowctlError(
+      'USAGE',
+      `"${schedule.cron}" is due more than ${MAX_BACKFILL_RUNS.toLocaleString('en')} times between --from and --to; backfill a shorter range at a time`,
+    )
   }
 
   const counts = emptyCounts()

@@ -39,7 +39,12 @@ function ruleFlows(flows: string[]): string[] | null {
 }
 
 /** Runs after `after` (newest first) of the given flows, merged across flows. */
-async function runsOf(store: Store, projectId: string, flows: string[] | null, query: { status?: 'error'; after?: string; limit: number }): Promise<RunRecord[]> {
+async function runsOf(
+  store: Store,
+  projectId: string,
+  flows: string[] | null,
+  query: { status?: 'error'; after?: string; limit: number },
+): Promise<RunRecord[]> {
   if (flows === null) return store.listRuns({ projectId, ...query })
   const lists = await Promise.all(flows.map((flow) => store.listRuns({ projectId, flow, ...query })))
   return lists
@@ -83,7 +88,10 @@ function alertPayload(project: Project, failures: RunRecord[], total: number): R
     error: mask(run.error),
     startedAt: run.startedAt,
   }))
-  const lines = listed.map((f) => `• ${f.flow} — run ${f.runId} failed${f.failedNodeId ? ` at node ${f.failedNodeId}` : ''}: ${f.error ?? 'unknown error'} (${f.startedAt}, ${f.trigger})`)
+  const lines = listed.map(
+    (f) =>
+      `• ${f.flow} — run ${f.runId} failed${f.failedNodeId ? ` at node ${f.failedNodeId}` : ''}: ${f.error ?? 'unknown error'} (${f.startedAt}, ${f.trigger})`,
+  )
   if (total > listed.length) lines.push(`…and ${total - listed.length} more`)
   const text = `⚠️ ${name} (${projectId}): ${total} failed run${total === 1 ? '' : 's'}\n${lines.join('\n')}`
   return { kind: 'alert', projectId, text, total, failures: listed }
@@ -120,7 +128,9 @@ function digestPayload(
   const { projectId, name } = project.settings
   const total = counts.success + counts.error
   const flowsLabel = rule.flows.includes('*') ? 'all flows' : rule.flows.join(', ')
-  const lines = latest.map((run) => `• ${run.flow} ${run.status === 'success' ? '✓' : '✗'} ${run.httpStatus ?? ''} ${run.startedAt} (run ${run.id})`.replace(/  +/g, ' '))
+  const lines = latest.map((run) =>
+    `• ${run.flow} ${run.status === 'success' ? '✓' : '✗'} ${run.httpStatus ?? ''} ${run.startedAt} (run ${run.id})`.replace(/  +/g, ' '),
+  )
   const text = [
     `📊 ${name} (${projectId}) digest for ${flowsLabel}${since ? ` since ${since}` : ''}: ${total} run${total === 1 ? '' : 's'}, ${counts.success} succeeded, ${counts.error} failed`,
     ...(lines.length > 0 ? ['Latest:', ...lines] : []),

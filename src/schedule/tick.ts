@@ -174,7 +174,18 @@ export async function runTick(options: TickOptions): Promise<TickSummary> {
   const total = emptyCounts()
   for (const part of countsByTarget.values()) addCounts(total, part)
   const runs = context.runs.sort((a, b) => compareText(a.projectId, b.projectId) || compareText(a.flow, b.flow) || compareText(a.scheduledFor, b.scheduledFor))
-  return { ok: total.ok, at: minute.toISOString(), ran: total.ran, errors: total.errors, digestsChecked: total.digestsChecked, digestsSent: total.digestsSent, alertsChecked: total.alertsChecked, alertsSent: total.alertsSent, dryRun, runs }
+  return {
+    ok: total.ok,
+    at: minute.toISOString(),
+    ran: total.ran,
+    errors: total.errors,
+    digestsChecked: total.digestsChecked,
+    digestsSent: total.digestsSent,
+    alertsChecked: total.alertsChecked,
+    alertsSent: total.alertsSent,
+    dryRun,
+    runs,
+  }
 }
 
 /** Per catch-up schedule of the project, the due minutes it missed since `previous` (see SPEC §16). */
@@ -202,7 +213,8 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
   const projectId = project.settings.projectId
   const scheduleId = `flow:${flow.slug}`
   const scheduledFor = minute.toISOString()
-  const report = (runId: string | null, status: TickRun['status']): void => void context.runs.push({ projectId, flow: flow.slug, scheduledFor, catchUp, runId, status })
+  const report = (runId: string | null, status: TickRun['status']): void =>
+    void context.runs.push({ projectId, flow: flow.slug, scheduledFor, catchUp, runId, status })
   let claimed: boolean
   try {
     claimed = context.dryRun
@@ -240,7 +252,16 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
   }
   counts.ran += 1
   try {
-    const outcome = await runFlow({ project, flow, store, trigger: 'cron', method: 'CRON', input: { body: flow.schedule?.input ?? {} }, now: context.clock, scheduledFor })
+    const outcome = await runFlow({
+      project,
+      flow,
+      store,
+      trigger: 'cron',
+      method: 'CRON',
+      input: { body: flow.schedule?.input ?? {} },
+      now: context.clock,
+      scheduledFor,
+    })
     if (outcome.kind === 'invalid') {
       // Not a run, so nothing is recorded; the loader normally rejects such input at load time.
       counts.errors += 1
@@ -268,9 +289,20 @@ async function recordSkipped(target: TickTarget, flow: Flow, scheduledFor: strin
   const id = newRunId(now.getTime())
   await store.recordRun(
     {
-      id, projectId: project.settings.projectId, flow: flow.slug, trigger: 'cron', method: 'CRON', startedAt: now.toISOString(), durationMs: 0,
-      status: 'skipped', httpStatus: null, ports: [], failedNodeId: null,
-      error: `skipped: the flow's concurrency limit (${limit}) was reached`, scheduledFor, replayOf: null,
+      id,
+      projectId: project.settings.projectId,
+      flow: flow.slug,
+      trigger: 'cron',
+      method: 'CRON',
+      startedAt: now.toISOString(),
+      durationMs: 0,
+      status: 'skipped',
+      httpStatus: null,
+      ports: [],
+      failedNodeId: null,
+      error: `skipped: the flow's concurrency limit (${limit}) was reached`,
+      scheduledFor,
+      replayOf: null,
     },
     project.settings.limits.historyRuns,
   )

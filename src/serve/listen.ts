@@ -94,10 +94,7 @@ export async function listenApp(app: H3, options: ListenOptions): Promise<Runnin
       // Keep-alive connections with nothing in flight are closed now; busy ones finish first.
       server.closeIdleConnections()
       if (inFlight > 0) {
-        await Promise.race([
-          new Promise<void>((done) => (drained = done)),
-          new Promise<void>((done) => setTimeout(done, graceMs).unref()),
-        ])
+        await Promise.race([new Promise<void>((done) => (drained = done)), new Promise<void>((done) => setTimeout(done, graceMs).unref())])
       }
       cutOff()
       server.closeAllConnections()

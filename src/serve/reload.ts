@@ -182,7 +182,11 @@ class ProjectWatcher {
       for (const problem of problems) this.options.log(`${next.settings.projectId}: ${formatProblem(problem)}`)
       const summary = describeReload(previous, next, files)
       this.options.log(`reloaded ${next.settings.projectId} (${files.join(', ')}): ${summary.join('; ')}`)
-      this.workspace.events.publish({ type: 'reload', projectId: next.settings.projectId, data: { projectId: next.settings.projectId, changed: files, summary, ok: problems.length === 0 } })
+      this.workspace.events.publish({
+        type: 'reload',
+        projectId: next.settings.projectId,
+        data: { projectId: next.settings.projectId, changed: files, summary, ok: problems.length === 0 },
+      })
       const paths = watchedPaths(next)
       if (paths.flowsDir !== this.#paths.flowsDir || paths.secretsFile !== this.#paths.secretsFile) await this.#rewatch(paths)
     } catch (error) {
@@ -191,7 +195,11 @@ class ProjectWatcher {
       else this.options.log(`reload of ${files.join(', ')} failed: ${error instanceof Error ? error.message : String(error)}`)
       const projectId = previous.settings.projectId
       this.options.log(`reload of ${projectId} failed: the previous version of the whole project is still being served`)
-      this.workspace.events.publish({ type: 'reload', projectId, data: { projectId, changed: files, summary: ['reload failed; the previous version is still served'], ok: false } })
+      this.workspace.events.publish({
+        type: 'reload',
+        projectId,
+        data: { projectId, changed: files, summary: ['reload failed; the previous version is still served'], ok: false },
+      })
     } finally {
       this.options.onReload?.(previous.dir)
     }
@@ -232,7 +240,9 @@ export function describeReload(previous: Project, next: Project, files: string[]
   for (const file of files) {
     if (!next.problems.some((problem) => problem.file === file && problem.severity === 'error')) continue
     const kept = [...after.values()].find((flow) => flow.file === file)
-    lines.push(kept ? `${file} has problems: the previous version of flow ${kept.slug} is still being served` : `${file} has problems: no version of it is served`)
+    lines.push(
+      kept ? `${file} has problems: the previous version of flow ${kept.slug} is still being served` : `${file} has problems: no version of it is served`,
+    )
   }
   if (files.some((file) => file === 'flowctl.yaml' || !file.startsWith(next.settings.flows))) lines.push('project settings or secrets reloaded')
   return lines.length ? lines : ['no flow changed']

@@ -67,7 +67,12 @@ export class StorePool {
       return { store, error: null }
     } catch (error) {
       // A store that opens after its timeout is closed rather than leaked.
-      opening.then((late) => late.close(), () => {}).catch(() => {})
+      opening
+        .then(
+          (late) => late.close(),
+          () => {},
+        )
+        .catch(() => {})
       return { store: null, error }
     } finally {
       clearTimeout(timer)

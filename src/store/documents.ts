@@ -4,8 +4,7 @@ import { createHash } from 'node:crypto'
 import type { FieldPath } from '../model/document-filter.js'
 import type { DocumentChange } from '../model/store.js'
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** The document as read back: `_id` first (the row's id wins over a stored `_id`). Non-objects as stored. */
 export function withId(id: string, body: unknown): unknown {
@@ -30,7 +29,10 @@ export function applyChange(body: unknown, change: DocumentChange): Record<strin
  */
 export function documentIndexName(path: FieldPath): string {
   const text = path.join('.')
-  const readable = text.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 30)
+  const readable = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 30)
   const hash = createHash('sha1').update(text).digest('hex').slice(0, 10)
   return `documents_by_${readable}_${hash}`
 }

@@ -5,13 +5,20 @@
 // claimed with the worker's token and the INSERT of exactly those runs' records, so the record
 // and the completion commit together, and a stale token writes neither. Leases use the server's
 // clock (now()), so instances with skewed clocks agree.
-import { AsyncClaimLost, claimedRuns, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
+import {
+  AsyncClaimLost,
+  claimedRuns,
+  type AsyncRunCompletion,
+  type AsyncRunState,
+  type ClaimedAsyncRun,
+  type ClaimOptions,
+  type NewAsyncRun,
+} from '../model/async-runs.js'
 import { insertDocumentsCte, pushDocumentColumns, type PgDocumentRow } from './postgres-sql.js'
 import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from './rows.js'
 import { AsyncPruneSchedule } from './retention.js'
 
 type Query = <Row extends Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
-
 
 export const ASYNC_SQL = {
   enqueue: `INSERT INTO async_runs (id, project_id, flow, method, input, received_at)
@@ -71,9 +78,16 @@ export class PostgresAsyncQueue {
   async claim(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]> {
     await this.pruneFinished(projectId)
     if (options.limit < 1) return []
-    const { rows } = await this.query<{ id: string; project_id: string; flow: string; method: string; input: string; received_at: Date; attempts: number; claim_token: string }>(
-      'flowctl_async_claim', ASYNC_SQL.claim, [projectId, options.token, Math.ceil(options.leaseMs), Math.floor(options.limit)],
-    )
+    const { rows } = await this.query<{
+      id: string
+      project_id: string
+      flow: string
+      method: string
+      input: string
+      received_at: Date
+      attempts: number
+      claim_token: string
+    }>('flowctl_async_claim', ASYNC_SQL.claim, [projectId, options.token, Math.ceil(options.leaseMs), Math.floor(options.limit)])
     return claimedRuns(rows.map((row) => ({ ...row, received_at: row.received_at.toISOString() })))
   }
 
@@ -86,7 +100,11 @@ export class PostgresAsyncQueue {
   }
 
   async get(projectId: string, id: string): Promise<AsyncRunState | null> {
-    const { rows } = await this.query<{ id: string; flow: string; status: AsyncRunState['status']; response: AsyncRunState['response'] }>('flowctl_async_get', ASYNC_SQL.get, [projectId, id])
+    const { rows } = await this.query<{ id: string; flow: string; status: AsyncRunState['status']; response: AsyncRunState['response'] }>(
+      'flowctl_async_get',
+      ASYNC_SQL.get,
+      [projectId, id],
+    )
     const row = rows[0]
     return row ? { runId: row.id, flow: row.flow, status: row.status, response: row.response ?? null } : null
   }
@@ -137,7 +155,6 @@ export class PostgresAsyncQueue {
     const before = this.prunes.due(projectId, Date.now())
     if (before !== null) await this.query('flowctl_async_prune', ASYNC_SQL.prune, [projectId, before])
   }
-
 }
 
 /** A unique violation on the record means the run is already recorded: the claim is not ours to finish. */

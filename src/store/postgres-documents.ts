@@ -23,7 +23,12 @@ async function run<Row extends QueryResultRow>(query: Query, text: string, value
   return query<Row>(statementName(text), text, values)
 }
 
-export async function findPostgresDocuments(query: Query, projectId: string, collection: string, request: DocumentQuery): Promise<{ documents: unknown[]; count: number }> {
+export async function findPostgresDocuments(
+  query: Query,
+  projectId: string,
+  collection: string,
+  request: DocumentQuery,
+): Promise<{ documents: unknown[]; count: number }> {
   const { where: condition, params } = where(projectId, collection, request.filter)
   const order = compileSort(request.sort ?? [], POSTGRES_DIALECT, request.newestFirst ? 'DESC' : 'ASC')
   const limit = params.add(Math.max(0, Math.floor(request.limit)))
@@ -40,7 +45,13 @@ export async function findPostgresDocuments(query: Query, projectId: string, col
   return { documents: rows.map((row) => withId(row.id, row.body)), count }
 }
 
-export async function updatePostgresDocuments(query: Query, projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }> {
+export async function updatePostgresDocuments(
+  query: Query,
+  projectId: string,
+  collection: string,
+  filter: FilterNode,
+  change: DocumentChange,
+): Promise<{ matched: number; modified: number }> {
   const { where: condition, params } = where(projectId, collection, filter)
   const { _id: _ignored, ...set } = change.set
   const unset = params.add(change.unset.filter((field) => field !== '_id'))
@@ -63,13 +74,20 @@ export async function deletePostgresDocuments(query: Query, projectId: string, c
 }
 
 export async function listPostgresCollections(query: Query, projectId: string): Promise<{ collection: string; count: number }[]> {
-  const { rows } = await run<{ collection: string; count: string }>(query,
-    'SELECT collection, count(*) AS count FROM documents WHERE project_id = $1 GROUP BY collection ORDER BY collection COLLATE "C"', [projectId])
+  const { rows } = await run<{ collection: string; count: string }>(
+    query,
+    'SELECT collection, count(*) AS count FROM documents WHERE project_id = $1 GROUP BY collection ORDER BY collection COLLATE "C"',
+    [projectId],
+  )
   return rows.map((row) => ({ collection: row.collection, count: Number(row.count) }))
 }
 
 /** SQL creating the missing indexes; several instances may run it at once (errors of a lost race are ignored by the caller). */
 export function postgresIndexStatements(indexes: DocumentIndexes): string[] {
-  const paths = new Map(Object.values(indexes).flat().map((path) => [documentIndexName(path), path]))
+  const paths = new Map(
+    Object.values(indexes)
+      .flat()
+      .map((path) => [documentIndexName(path), path]),
+  )
   return [...paths].map(([name, path]) => `CREATE INDEX IF NOT EXISTS "${name}" ON documents (${postgresValue(path)}, project_id, collection)`)
 }

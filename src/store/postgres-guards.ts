@@ -69,14 +69,25 @@ export class PostgresGuards implements GuardStore {
     // The row can expire between the claim and the read: then the claim is tried again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const token = randomUUID()
-      const claimed = await this.query<{ token: string }>('flowctl_claim_key', SQL.claimKey, [projectId, flow, key, request.fingerprint, token, request.leaseMs, request.ttlMs])
+      const claimed = await this.query<{ token: string }>('flowctl_claim_key', SQL.claimKey, [
+        projectId,
+        flow,
+        key,
+        request.fingerprint,
+        token,
+        request.leaseMs,
+        request.ttlMs,
+      ])
       if (claimed.rows[0]?.token === token) return { kind: 'claimed', token }
       const { rows } = await this.query<KeyRow>('flowctl_get_key', SQL.getKey, [projectId, flow, key])
       const row = rows[0]
       if (!row) continue
       if (row.fingerprint !== request.fingerprint) return { kind: 'mismatch' }
       if (row.state !== 'done') return { kind: 'in-flight' }
-      return { kind: 'replay', response: { status: row.status ?? 200, headers: row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {}, body: row.body ?? '' } }
+      return {
+        kind: 'replay',
+        response: { status: row.status ?? 200, headers: row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {}, body: row.body ?? '' },
+      }
     }
     return { kind: 'in-flight' }
   }

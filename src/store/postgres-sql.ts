@@ -153,7 +153,13 @@ export interface PgDocumentRow {
 /** A run's documents as rows. */
 export function pgDocumentRows(projectId: string, documents: readonly RunDocument[] | undefined): PgDocumentRow[] | undefined {
   if (!documents || documents.length === 0) return undefined
-  return documents.map((doc) => ({ id: doc.id, projectId, collection: doc.collection, body: jsonbSafe(JSON.stringify(doc.document ?? null)), keep: doc.keepExisting }))
+  return documents.map((doc) => ({
+    id: doc.id,
+    projectId,
+    collection: doc.collection,
+    body: jsonbSafe(JSON.stringify(doc.document ?? null)),
+    keep: doc.keepExisting,
+  }))
 }
 
 /** Appends document rows to five parallel arrays from `first` on: id, project id, collection, body, keep. */

@@ -24,13 +24,23 @@ import { PostgresGuards } from './postgres-guards.js'
 import { parseRunDetails } from './run-details.js'
 import type { AsyncRunCompletion, AsyncRunState, ClaimedAsyncRun, ClaimOptions, NewAsyncRun } from '../model/async-runs.js'
 import { PostgresAsyncQueue, type PgAsyncFinish } from './postgres-async-runs.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunDocument, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
+import type {
+  DocumentChange,
+  DocumentIndexes,
+  DocumentQuery,
+  Heartbeat,
+  OutboxMessage,
+  RunDetailsText,
+  RunDocument,
+  RunQuery,
+  RunRecord,
+  Store,
+  StoredRun,
+} from '../model/store.js'
 import { WriteBatcher } from './write-batch.js'
 
 /** A run (its values, pgRunValues) with the documents it inserted, or documents alone, waiting for the next group commit. */
-type PgWrite =
-  | { kind: 'run'; values: unknown[]; documents: PgDocumentRow[] | undefined }
-  | { kind: 'documents'; documents: PgDocumentRow[] }
+type PgWrite = { kind: 'run'; values: unknown[]; documents: PgDocumentRow[] | undefined } | { kind: 'documents'; documents: PgDocumentRow[] }
 
 /** Group commits running at once; writes arriving meanwhile join the next one. */
 const MAX_COMMITS_IN_FLIGHT = 2
@@ -238,7 +248,10 @@ class PostgresStore implements Store {
       await this.remigrating
     } catch (error) {
       if (isConnectionError(error)) throw unavailableError(error, this.server, this.hidden)
-      throw new FlowctlError('STORE_UNAVAILABLE', `flowctl's tables are missing from the PostgreSQL database at ${this.server} and could not be created again: ${hideNames((error as Error).message, this.hidden)}`)
+      throw new FlowctlError(
+        'STORE_UNAVAILABLE',
+        `flowctl's tables are missing from the PostgreSQL database at ${this.server} and could not be created again: ${hideNames((error as Error).message, this.hidden)}`,
+      )
     }
   }
 
@@ -302,7 +315,9 @@ class PostgresStore implements Store {
   async countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }> {
     const allFlows = flows === null || flows.includes('*')
     const { rows } = await this.query<{ status: string; n: string }>('flowctl_count_runs', PG_SQL.countRuns, [
-      projectId, allFlows ? null : flows, after === null ? null : canonicalIso(after, 'after'),
+      projectId,
+      allFlows ? null : flows,
+      after === null ? null : canonicalIso(after, 'after'),
     ])
     const counts = { success: 0, error: 0 }
     for (const row of rows) if (row.status === 'success' || row.status === 'error') counts[row.status] = Number(row.n)
@@ -366,7 +381,11 @@ class PostgresStore implements Store {
   }
 
   async saveHeartbeat(heartbeat: Heartbeat): Promise<void> {
-    await this.query('flowctl_save_heartbeat', PG_SQL.saveHeartbeat, [heartbeat.projectId, canonicalIso(heartbeat.at, 'at'), jsonbSafe(JSON.stringify(heartbeat.summary))])
+    await this.query('flowctl_save_heartbeat', PG_SQL.saveHeartbeat, [
+      heartbeat.projectId,
+      canonicalIso(heartbeat.at, 'at'),
+      jsonbSafe(JSON.stringify(heartbeat.summary)),
+    ])
   }
 
   async getHeartbeat(projectId: string): Promise<Heartbeat | null> {
@@ -389,7 +408,12 @@ class PostgresStore implements Store {
     const name = expected === null ? 'flowctl_cursor_first' : 'flowctl_cursor_move'
     const text = expected === null ? PG_SQL.cursorFirst : PG_SQL.cursorMove
     const { rows } = await this.query<{ moved: number }>(name, text, [
-      projectId, key, next, expected, message ? message.channel : null, message ? jsonbSafe(JSON.stringify(message.payload)) : null,
+      projectId,
+      key,
+      next,
+      expected,
+      message ? message.channel : null,
+      message ? jsonbSafe(JSON.stringify(message.payload)) : null,
     ])
     return rows[0]?.moved === 1
   }

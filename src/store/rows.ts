@@ -92,13 +92,15 @@ export function toRunRecord(row: RunRow): RunRecord {
 
 /** Leased messages oldest first (ids are integers in both databases; pg gives bigint as text). */
 export function toOutboxMessages(rows: OutboxRow[]): OutboxMessage[] {
-  return rows.sort((a, b) => Number(a.id) - Number(b.id)).map((row) => ({
-    id: String(row.id),
-    projectId: row.project_id,
-    channel: row.channel,
-    payload: typeof row.payload === 'string' ? (JSON.parse(row.payload) as Record<string, unknown>) : row.payload,
-    attempts: row.attempts,
-    lastError: row.last_error,
-    createdAt: isoOf(row.created_at),
-  }))
+  return rows
+    .sort((a, b) => Number(a.id) - Number(b.id))
+    .map((row) => ({
+      id: String(row.id),
+      projectId: row.project_id,
+      channel: row.channel,
+      payload: typeof row.payload === 'string' ? (JSON.parse(row.payload) as Record<string, unknown>) : row.payload,
+      attempts: row.attempts,
+      lastError: row.last_error,
+      createdAt: isoOf(row.created_at),
+    }))
 }

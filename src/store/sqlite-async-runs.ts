@@ -65,7 +65,13 @@ export class SqliteAsyncQueue {
     const now = Date.now()
     this.pruneFinished(projectId, now)
     if (options.limit < 1 || !(this.due.get(projectId, projectId, now) as { due: number }).due) return []
-    const rows = this.claim.all({ token: options.token, until: now + options.leaseMs, project: projectId, now, limit: Math.floor(options.limit) }) as ClaimedAsyncRow[]
+    const rows = this.claim.all({
+      token: options.token,
+      until: now + options.leaseMs,
+      project: projectId,
+      now,
+      limit: Math.floor(options.limit),
+    }) as ClaimedAsyncRow[]
     return claimedRuns(rows)
   }
 
@@ -80,7 +86,12 @@ export class SqliteAsyncQueue {
   getRun(projectId: string, id: string): AsyncRunState | null {
     const row = this.get.get(projectId, id) as { id: string; flow: string; status: AsyncRunState['status']; response: string | null } | undefined
     if (!row) return null
-    return { runId: row.id, flow: row.flow, status: row.status, response: row.response === null ? null : (JSON.parse(row.response) as AsyncRunState['response']) }
+    return {
+      runId: row.id,
+      flow: row.flow,
+      status: row.status,
+      response: row.response === null ? null : (JSON.parse(row.response) as AsyncRunState['response']),
+    }
   }
 
   private pruneFinished(projectId: string, now: number): void {

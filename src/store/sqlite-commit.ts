@@ -26,7 +26,14 @@ export type SqliteWrite =
   // Async runs (sqlite-async-runs.ts): a queued run (ASYNC_QUEUE_COLUMNS order), and a finished one:
   // its record (as `run`) with its queue row's [status, response, finishedAt, id, claimToken].
   | { kind: 'async-queued'; values: unknown[] }
-  | { kind: 'async-finished'; projectId: string; cap: number; values: unknown[]; finish: [string, string, string, string, string]; documents?: SqliteDocumentRow[] }
+  | {
+      kind: 'async-finished'
+      projectId: string
+      cap: number
+      values: unknown[]
+      finish: [string, string, string, string, string]
+      documents?: SqliteDocumentRow[]
+    }
 
 /**
  * The commit function for `WriteBatcher`: writes the batch in one transaction and reports each

@@ -96,7 +96,11 @@ export class SqliteDocuments {
   }
 
   ensureIndexes(indexes: DocumentIndexes): void {
-    const paths = new Map(Object.values(indexes).flat().map((path) => [documentIndexName(path), path]))
+    const paths = new Map(
+      Object.values(indexes)
+        .flat()
+        .map((path) => [documentIndexName(path), path]),
+    )
     guarded(() => {
       for (const [name, path] of paths) {
         // The expression must be exactly the one filters use, or SQLite will not pick the index. It

@@ -20,14 +20,30 @@ interface KeyRow {
 export class SqliteGuards implements GuardStore {
   private readonly claimKey: (request: IdempotencyClaimRequest, now: number) => IdempotencyClaim
   private readonly takeSlot: (projectId: string, flow: string, limit: number, leaseMs: number, now: number) => string | null
-  private readonly statements: Record<'getKey' | 'putKey' | 'completeKey' | 'releaseKey' | 'pruneKeys' | 'seedSlot' | 'freeSlot' | 'takeFreeSlot' | 'releaseSlot' | 'heldSlots' | 'addHits' | 'pruneHits', Database.Statement>
+  private readonly statements: Record<
+    | 'getKey'
+    | 'putKey'
+    | 'completeKey'
+    | 'releaseKey'
+    | 'pruneKeys'
+    | 'seedSlot'
+    | 'freeSlot'
+    | 'takeFreeSlot'
+    | 'releaseSlot'
+    | 'heldSlots'
+    | 'addHits'
+    | 'pruneHits',
+    Database.Statement
+  >
   private lastKeyPrune = 0
   private lastHitPrune = 0
 
   constructor(db: Database.Database) {
     const s = (sql: string) => db.prepare(sql)
     this.statements = {
-      getKey: s('SELECT fingerprint, token, state, lease_until, expires_at, status, headers, body FROM idempotency_keys WHERE project_id = ? AND flow = ? AND idem_key = ?'),
+      getKey: s(
+        'SELECT fingerprint, token, state, lease_until, expires_at, status, headers, body FROM idempotency_keys WHERE project_id = ? AND flow = ? AND idem_key = ?',
+      ),
       putKey: s(`INSERT OR REPLACE INTO idempotency_keys (project_id, flow, idem_key, fingerprint, token, state, lease_until, expires_at)
                  VALUES (?, ?, ?, ?, ?, 'running', ?, ?)`),
       completeKey: s(`UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?, body = ?

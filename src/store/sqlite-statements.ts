@@ -53,7 +53,9 @@ export class SqliteStatements {
     this.insertDocumentIfAbsent = db.prepare(`INSERT INTO documents (${DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
     this.getDocument = db.prepare('SELECT body FROM documents WHERE project_id = ? AND collection = ? AND id = ?')
     this.claim = db.prepare('INSERT OR IGNORE INTO schedule_claims (project_id, schedule_id, minute, claimed_at) VALUES (?, ?, ?, ?)')
-    this.claimedMinutes = db.prepare('SELECT minute FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute >= ? AND minute <= ? ORDER BY minute')
+    this.claimedMinutes = db.prepare(
+      'SELECT minute FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute >= ? AND minute <= ? ORDER BY minute',
+    )
     this.pruneClaims = db.prepare('DELETE FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute < ?')
     this.saveHeartbeat = db.prepare(`INSERT INTO heartbeats (project_id, at, summary) VALUES (?, ?, ?)
       ON CONFLICT (project_id) DO UPDATE SET at = excluded.at, summary = excluded.summary`)

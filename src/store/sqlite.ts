@@ -24,7 +24,19 @@ import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type Claim
 import { SqliteAsyncQueue } from './sqlite-async-runs.js'
 import { SqliteWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery, Heartbeat, OutboxMessage, RunDetailsText, RunDocument, RunQuery, RunRecord, Store, StoredRun } from '../model/store.js'
+import type {
+  DocumentChange,
+  DocumentIndexes,
+  DocumentQuery,
+  Heartbeat,
+  OutboxMessage,
+  RunDetailsText,
+  RunDocument,
+  RunQuery,
+  RunRecord,
+  Store,
+  StoredRun,
+} from '../model/store.js'
 
 export interface SqliteStoreOptions {
   /**
@@ -119,7 +131,13 @@ class SqliteStore implements Store {
   private readonly documents: SqliteDocuments
   readonly guards: SqliteGuards
   private readonly asyncQueue: SqliteAsyncQueue
-  private readonly advance: (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => boolean
+  private readonly advance: (
+    projectId: string,
+    key: string,
+    expected: string | null,
+    next: string,
+    message: { channel: string; payload: Record<string, unknown> } | null,
+  ) => boolean
 
   constructor(
     private readonly db: Database.Database,
@@ -130,13 +148,15 @@ class SqliteStore implements Store {
     this.documents = new SqliteDocuments(db)
     this.guards = new SqliteGuards(db)
     this.asyncQueue = new SqliteAsyncQueue(db)
-    const cas = db.transaction((projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
-      const current = (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
-      if (current !== expected) return false
-      this.sql.setCursor.run(projectId, key, next)
-      if (message) this.sql.enqueue.run(projectId, message.channel, JSON.stringify(message.payload), new Date().toISOString())
-      return true
-    })
+    const cas = db.transaction(
+      (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
+        const current = (this.sql.getCursor.get(projectId, key) as { value: string } | undefined)?.value ?? null
+        if (current !== expected) return false
+        this.sql.setCursor.run(projectId, key, next)
+        if (message) this.sql.enqueue.run(projectId, message.channel, JSON.stringify(message.payload), new Date().toISOString())
+        return true
+      },
+    )
     // IMMEDIATE: the read and the write happen under one write lock, so two processes cannot both win.
     this.advance = (...args) => cas.immediate(...args)
   }
@@ -175,7 +195,14 @@ class SqliteStore implements Store {
     const finish: [string, string, string, string, string] = [run.status, completion.response, new Date().toISOString(), run.id, completion.claimToken]
     const rows = documents && documents.length > 0 ? documentRows(run.projectId, documents) : undefined
     try {
-      await this.writes.add({ kind: 'async-finished', projectId: run.projectId, cap: historyCap, values: runValues(run, details), finish, ...(rows ? { documents: rows } : {}) })
+      await this.writes.add({
+        kind: 'async-finished',
+        projectId: run.projectId,
+        cap: historyCap,
+        values: runValues(run, details),
+        finish,
+        ...(rows ? { documents: rows } : {}),
+      })
     } catch (error) {
       // The run id is the record's primary key: a record already there means the run was recorded.
       if (String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) throw new AsyncClaimLost(run.id)
@@ -205,12 +232,15 @@ class SqliteStore implements Store {
 
   async countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }> {
     const allFlows = flows === null || flows.includes('*')
-    const rows = guarded(() => this.sql.countRuns.all({
-      project_id: projectId,
-      all_flows: allFlows ? 1 : 0,
-      flows: JSON.stringify(allFlows ? [] : flows),
-      after: after === null ? null : canonicalIso(after, 'after'),
-    }) as { status: string; n: number }[])
+    const rows = guarded(
+      () =>
+        this.sql.countRuns.all({
+          project_id: projectId,
+          all_flows: allFlows ? 1 : 0,
+          flows: JSON.stringify(allFlows ? [] : flows),
+          after: after === null ? null : canonicalIso(after, 'after'),
+        }) as { status: string; n: number }[],
+    )
     const counts = { success: 0, error: 0 }
     for (const row of rows) if (row.status === 'success' || row.status === 'error') counts[row.status] = row.n
     return counts

@@ -15,7 +15,12 @@ export function junitReport(results: CaseResult[], projectName: string): string 
   for (const [file, cases] of byFile) {
     const suite = builder.testSuite().name(file)
     for (const result of cases) {
-      const testCase = suite.testCase().className(result.flow).name(result.name).file(file).time(result.durationMs / 1000)
+      const testCase = suite
+        .testCase()
+        .className(result.flow)
+        .name(result.name)
+        .file(file)
+        .time(result.durationMs / 1000)
       if (!result.ok) {
         const lines = failureLines(result)
         testCase.failure(lines[0] ?? 'failed', 'expectation').stacktrace(`${file}:${result.line}\n${lines.join('\n')}`)

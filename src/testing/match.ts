@@ -13,8 +13,7 @@ export interface Mismatch {
   message: string
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key))
 
@@ -29,7 +28,9 @@ export function partialMatch(expected: unknown, actual: unknown, path: string): 
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return [{ path, message: `expected a list, got ${describe(actual)}` }]
     const problems = expected.flatMap((item, index) =>
-      index < actual.length ? partialMatch(item, actual[index], join(path, index)) : [{ path: join(path, index), message: `missing (expected ${describe(item)})` }],
+      index < actual.length
+        ? partialMatch(item, actual[index], join(path, index))
+        : [{ path: join(path, index), message: `missing (expected ${describe(item)})` }],
     )
     if (actual.length > expected.length) problems.push({ path, message: `expected ${expected.length} items, got ${actual.length}` })
     return problems

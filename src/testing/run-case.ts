@@ -258,8 +258,5 @@ function mockHeaders(record: Record<string, string>): Map<string, string> {
 }
 
 function reachedSteps(flow: string, steps: TraceStep[]): ReachedStep[] {
-  return steps.flatMap((step) => [
-    { flow, nodeId: step.nodeId, port: step.port },
-    ...(step.calls ?? []).flatMap((call) => reachedSteps(call.flow, call.steps)),
-  ])
+  return steps.flatMap((step) => [{ flow, nodeId: step.nodeId, port: step.port }, ...(step.calls ?? []).flatMap((call) => reachedSteps(call.flow, call.steps))])
 }

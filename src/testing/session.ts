@@ -57,7 +57,10 @@ export async function runTestPass(dir: string, options: TestPassOptions = {}): P
   let coverage: FlowCoverage[] | null = null
   if (options.coverage) {
     const flows = options.flow === undefined ? project.flows.values() : flowsReachedFrom(project.flows.get(options.flow)!, project)
-    coverage = flowCoverage(flows, results.flatMap((result) => result.reached))
+    coverage = flowCoverage(
+      flows,
+      results.flatMap((result) => result.reached),
+    )
   }
   return { kind: 'ran', project, results, coverage, durationMs: Math.round(performance.now() - began) }
 }

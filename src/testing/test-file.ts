@@ -102,7 +102,9 @@ export function checkTestFile(file: string, text: string, project: Project): Tes
     for (const nodeId of Object.keys(rawCase.mocks ?? {})) {
       if (!httpNodes.has(nodeId)) {
         const known = [...httpNodes].join(', ') || 'none'
-        collector.error([...at, 'mocks', nodeId], `there is no http node "${nodeId}" in flow "${flow.slug}" or the flows it calls (http nodes: ${known})`, { key: true })
+        collector.error([...at, 'mocks', nodeId], `there is no http node "${nodeId}" in flow "${flow.slug}" or the flows it calls (http nodes: ${known})`, {
+          key: true,
+        })
       }
     }
     if (rawCase.now !== undefined && (!ISO_TIME.test(rawCase.now) || Number.isNaN(Date.parse(rawCase.now)))) {
@@ -128,7 +130,10 @@ function checkSeedIds(rawCase: RawCase, at: (string | number)[], collector: Prob
       if (typeof document._id !== 'string') return
       const other = seen.get(document._id)
       if (other !== undefined) {
-        collector.error([...at, 'documents', collection, index, '_id'], `two seeded documents have the _id "${document._id}" (the other in ${other}); give each its own`)
+        collector.error(
+          [...at, 'documents', collection, index, '_id'],
+          `two seeded documents have the _id "${document._id}" (the other in ${other}); give each its own`,
+        )
       }
       seen.set(document._id, collection)
     })

@@ -130,10 +130,14 @@ async function resultOf(instance: Instance, runId: string): Promise<{ status: st
 async function expectExactlyOnce(project: string, env: Record<string, string>, acknowledged: Map<number, string>, reader: Instance): Promise<void> {
   const runIds = [...acknowledged.values()]
   // Lease of a killed instance's claims: 10 s; then any instance takes them over.
-  await eventually(async () => {
-    const states = await Promise.all(runIds.map((id) => resultOf(reader, id)))
-    return states.every((state) => state.status === 'success' || state.status === 'error')
-  }, 45_000, 500)
+  await eventually(
+    async () => {
+      const states = await Promise.all(runIds.map((id) => resultOf(reader, id)))
+      return states.every((state) => state.status === 'success' || state.status === 'error')
+    },
+    45_000,
+    500,
+  )
   for (const [n, runId] of acknowledged) {
     const state = await resultOf(reader, runId)
     expect({ runId, state: state.status, response: state.response?.status, n: state.response?.body.n }).toEqual({ runId, state: 'success', response: 201, n })
@@ -155,7 +159,8 @@ async function expectExactlyOnce(project: string, env: Record<string, string>, a
   const documents = await flowctl(['documents', 'jobs', '--project', project, '--limit', '1000', '--json'], { env })
   expect(documents.exitCode).toBe(0)
   const perRun = new Map<string, number>()
-  for (const document of (JSON.parse(documents.stdout) as { documents: { run: string }[] }).documents) perRun.set(document.run, (perRun.get(document.run) ?? 0) + 1)
+  for (const document of (JSON.parse(documents.stdout) as { documents: { run: string }[] }).documents)
+    perRun.set(document.run, (perRun.get(document.run) ?? 0) + 1)
   const docMissing = runIds.filter((id) => !perRun.has(id))
   const docDoubled = [...perRun].filter(([, count]) => count > 1)
   const docWithoutRun = [...perRun.keys()].filter((id) => !counts.has(id))
@@ -164,35 +169,39 @@ async function expectExactlyOnce(project: string, env: Record<string, string>, a
 
 describe('async runs survive SIGKILL and run exactly once', () => {
   // Skipped without FLOWCTL_TEST_DATABASE_URL: a fresh machine has no PostgreSQL (notice printed above).
-  it.skipIf(!PG_URL)('two serve instances on one PostgreSQL database, one killed midway and restarted', async () => {
-    const db = await createTestDatabase()
-    const project = await asyncProject()
-    const env = { FLOWCTL_DATABASE_URL: db.url }
-    const a = new Instance(project, await freePort(), env)
-    const b = new Instance(project, await freePort(), env)
-    try {
-      await Promise.all([a.start(), b.start()])
-      let targets = [a, b]
-      const acknowledged = await queueAll(
-        () => targets,
-        async () => {
-          // Killed with runs claimed and midway (inserted, waiting): B goes on; A comes back later.
-          await a.kill()
-          targets = [b]
-          await new Promise((r) => setTimeout(r, 300))
-          await a.start()
-          targets = [a, b]
-        },
-      )
-      expect(acknowledged.size).toBe(RUNS)
-      await expectExactlyOnce(project, env, acknowledged, b)
-      // The killed instance's claims were taken over once their lease ran out.
-      expect(a.log + b.log).toMatch(/taken over \(attempt 2/)
-    } finally {
-      await Promise.all([a.stop(), b.stop()])
-      await db.drop()
-    }
-  }, 90_000)
+  it.skipIf(!PG_URL)(
+    'two serve instances on one PostgreSQL database, one killed midway and restarted',
+    async () => {
+      const db = await createTestDatabase()
+      const project = await asyncProject()
+      const env = { FLOWCTL_DATABASE_URL: db.url }
+      const a = new Instance(project, await freePort(), env)
+      const b = new Instance(project, await freePort(), env)
+      try {
+        await Promise.all([a.start(), b.start()])
+        let targets = [a, b]
+        const acknowledged = await queueAll(
+          () => targets,
+          async () => {
+            // Killed with runs claimed and midway (inserted, waiting): B goes on; A comes back later.
+            await a.kill()
+            targets = [b]
+            await new Promise((r) => setTimeout(r, 300))
+            await a.start()
+            targets = [a, b]
+          },
+        )
+        expect(acknowledged.size).toBe(RUNS)
+        await expectExactlyOnce(project, env, acknowledged, b)
+        // The killed instance's claims were taken over once their lease ran out.
+        expect(a.log + b.log).toMatch(/taken over \(attempt 2/)
+      } finally {
+        await Promise.all([a.stop(), b.stop()])
+        await db.drop()
+      }
+    },
+    90_000,
+  )
 
   it('one serve instance on the embedded SQLite store, killed midway and restarted', async () => {
     const project = await asyncProject()

@@ -33,7 +33,10 @@ describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
     server = spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch', '--users', usersFile])
     await waitForServer(`${base}/api/status`)
     const { chromium } = await import('playwright-core')
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--host-resolver-rules=MAP remote.test 127.0.0.1'] })
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--host-resolver-rules=MAP remote.test 127.0.0.1'],
+    })
   }, 60_000)
 
   afterAll(async () => {

@@ -254,7 +254,18 @@ describe('flowctl validate', () => {
     const project = await copyFixture('example')
     await writeFile(
       join(project, 'flows', 'broken.yaml'),
-      ['name: Broken', 'nodes:', '  - id: start', '    type: start', '    name: Start', '    next: nowhere', '  - id: x', '    type: teleport', '    name: X', ''].join('\n'),
+      [
+        'name: Broken',
+        'nodes:',
+        '  - id: start',
+        '    type: start',
+        '    name: Start',
+        '    next: nowhere',
+        '  - id: x',
+        '    type: teleport',
+        '    name: X',
+        '',
+      ].join('\n'),
     )
     const human = await flowctl(['validate', '--project', project])
     expect(human.exitCode).toBe(1)
@@ -316,7 +327,11 @@ describe('flowctl init', () => {
     expect(again.stderr).toContain('already has a flowctl.yaml; nothing was written')
     await rm(join(dir, 'flowctl.yaml'))
     const third = await flowctl(['init', '--project', dir, '--id', 'app', '--json'])
-    expect(JSON.parse(third.stdout)).toMatchObject({ files: ['flowctl.yaml'], merged: [], kept: ['.env.example', 'flows/hello.yaml', '.gitignore', 'tests/hello.test.yaml'] })
+    expect(JSON.parse(third.stdout)).toMatchObject({
+      files: ['flowctl.yaml'],
+      merged: [],
+      kept: ['.env.example', 'flows/hello.yaml', '.gitignore', 'tests/hello.test.yaml'],
+    })
     expect(await readFile(join(dir, '.gitignore'), 'utf8')).toBe('node_modules/\n.env\n# flowctl\n.flowctl/\n')
   })
 

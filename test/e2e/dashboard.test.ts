@@ -17,7 +17,20 @@ if (!CHROMIUM) {
   console.warn('[flowctl] dashboard browser e2e: skipped — no Chromium (apt-get install chromium, or set FLOWCTL_TEST_CHROMIUM=/path/to/chrome)')
 }
 const SHOTS = resolve(process.env.FLOWCTL_TEST_OUTPUT ?? join(ROOT, 'test-output'), 'screenshots')
-const FLOWS = ['bulk-quote', 'create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'quote', 'stock-check', 'update-ticket']
+const FLOWS = [
+  'bulk-quote',
+  'create-order',
+  'create-ticket',
+  'delete-ticket',
+  'fetch-status',
+  'get-ticket',
+  'list-tickets',
+  'nightly-cleanup',
+  'order-status',
+  'quote',
+  'stock-check',
+  'update-ticket',
+]
 
 describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a real browser', () => {
   let server: ResultPromise
@@ -132,13 +145,19 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     const visited = await page.locator('svg.flow-graph g.node.visited').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-node')))
     expect(visited.sort()).toEqual(['check', 'done', 'save', 'start'])
     expect(await page.locator('svg.flow-graph g.node.skipped').count()).toBe(2)
-    const taken = await page.locator('svg.flow-graph g.edge.taken').evaluateAll((edges) => edges.map((e) => `${e.getAttribute('data-from')}:${e.getAttribute('data-port')}`))
+    const taken = await page
+      .locator('svg.flow-graph g.edge.taken')
+      .evaluateAll((edges) => edges.map((e) => `${e.getAttribute('data-from')}:${e.getAttribute('data-port')}`))
     expect(taken.sort()).toEqual(['check:false', 'save:out', 'start:out'])
     expect(await page.locator('#run-input').innerText()).toContain('BROWSER-1')
     await shot(page, 'run')
 
     // A failing run (nothing listens on port 1): the http node is marked as failed.
-    const failed = await fetch(`${base}/api/run/shop/fetch-status`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer dev-orders-token-change-me' }, body: JSON.stringify({ url: 'http://127.0.0.1:1/' }) })
+    const failed = await fetch(`${base}/api/run/shop/fetch-status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer dev-orders-token-change-me' },
+      body: JSON.stringify({ url: 'http://127.0.0.1:1/' }),
+    })
     expect(failed.status).toBe(500)
     const failedId = failed.headers.get('x-run-id')!
     await page.goto(`${base}/runs/shop/${failedId}`)

@@ -31,7 +31,10 @@ nodes:
     body: { titles: "{{found.documents}}", count: "{{found.count}}" }
 `
 
-const stores: [string, boolean][] = [['SQLite', true], ['PostgreSQL', Boolean(PG_URL)]]
+const stores: [string, boolean][] = [
+  ['SQLite', true],
+  ['PostgreSQL', Boolean(PG_URL)],
+]
 
 // The PostgreSQL run is skipped without FLOWCTL_TEST_DATABASE_URL (notice printed above).
 describe.each(stores)('documents through the real serve on %s', (storeName, enabled) => {
@@ -73,12 +76,19 @@ describe.each(stores)('documents through the real serve on %s', (storeName, enab
 
   it.skipIf(!enabled)('creates, reads, lists with a filter and paging, updates and deletes', async () => {
     const ids: string[] = []
-    for (const [title, priority] of [['Printer on fire', 'high'], ['Coffee machine', undefined], ['Door squeaks', 'low']] as const) {
+    for (const [title, priority] of [
+      ['Printer on fire', 'high'],
+      ['Coffee machine', undefined],
+      ['Door squeaks', 'low'],
+    ] as const) {
       const created = await call('POST', 'create-ticket', { title, ...(priority ? { priority } : {}) })
       expect(created.status).toBe(201)
       ids.push(String(created.body.id))
     }
-    expect(await call('GET', `get-ticket/${ids[0]}`)).toEqual({ status: 200, body: { _id: ids[0], title: 'Printer on fire', priority: 'high', status: 'open' } })
+    expect(await call('GET', `get-ticket/${ids[0]}`)).toEqual({
+      status: 200,
+      body: { _id: ids[0], title: 'Printer on fire', priority: 'high', status: 'open' },
+    })
     expect(await call('GET', 'get-ticket/000000000000000000000000')).toEqual({ status: 404, body: { error: 'no ticket with id 000000000000000000000000' } })
 
     const page = await call('GET', 'list-tickets?limit=2')

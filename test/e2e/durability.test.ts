@@ -62,7 +62,13 @@ async function killUnderLoad(env: Record<string, string>) {
   const storedIds = new Set(stored.documents.map((document) => document._id))
   // The newest 1,000 documents hold those of the last answers the clients got.
   const lastAnswered = documentIds.slice(-Math.min(documentIds.length, 500))
-  return { received, missing: received.filter((id) => !recorded.has(id)), documents: stored.count, runs: recorded.size, missingDocuments: lastAnswered.filter((id) => !storedIds.has(id)) }
+  return {
+    received,
+    missing: received.filter((id) => !recorded.has(id)),
+    documents: stored.count,
+    runs: recorded.size,
+    missingDocuments: lastAnswered.filter((id) => !storedIds.has(id)),
+  }
 }
 
 describe('a sent response survives SIGKILL', () => {

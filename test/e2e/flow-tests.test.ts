@@ -45,7 +45,20 @@ describe('flowctl test', () => {
     expect(result.exitCode).toBe(0)
     expect(result.stdout).toMatch(/^✓ tests\/create-order\.test\.yaml › a big order is flagged for review and stored \(\d+ ms\)$/m)
     expect(result.stdout).not.toContain('✗')
-    const flows = ['bulk-quote', 'create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'quote', 'stock-check', 'update-ticket']
+    const flows = [
+      'bulk-quote',
+      'create-order',
+      'create-ticket',
+      'delete-ticket',
+      'fetch-status',
+      'get-ticket',
+      'list-tickets',
+      'nightly-cleanup',
+      'order-status',
+      'quote',
+      'stock-check',
+      'update-ticket',
+    ]
     for (const flow of flows) {
       expect(result.stdout).toMatch(new RegExp(`^  100% +${flow} `, 'm'))
     }
@@ -53,7 +66,7 @@ describe('flowctl test', () => {
     expect(result.stdout).toMatch(/^30 passed, 0 failed \(\d+ ms\)$/m)
   })
 
-  it('seeds each case\'s fresh store with its documents (any text as _id); expect.documents sees them after the run', async () => {
+  it("seeds each case's fresh store with its documents (any text as _id); expect.documents sees them after the run", async () => {
     const dir = await copyFixture('example')
     await writeFile(
       join(dir, 'tests', 'seeded.test.yaml'),
@@ -103,7 +116,10 @@ nodes:
   - { id: done, type: end, name: Done, body: { ok: true } }
 `,
     )
-    await writeFile(join(dir, 'tests', 'nap.test.yaml'), 'flow: nap\ncases:\n  - name: a ten-minute wait\n    expect: { status: 200, body: { ok: true }, failedNodeId: null }\n')
+    await writeFile(
+      join(dir, 'tests', 'nap.test.yaml'),
+      'flow: nap\ncases:\n  - name: a ten-minute wait\n    expect: { status: 200, body: { ok: true }, failedNodeId: null }\n',
+    )
     const result = await flowctl(['test', '--project', dir, '--flow', 'nap', '--json'])
     const report = JSON.parse(result.stdout) as JsonReport
     expect(report.cases.map((c) => [c.name, c.ok])).toEqual([['a ten-minute wait', true]])
@@ -129,10 +145,20 @@ nodes:
     expect(result.exitCode).toBe(1)
     const report = JSON.parse(result.stdout) as JsonReport
     expect(report).toMatchObject({ ok: false, passed: 2, failed: 2 })
-    expect(report.cases.map((c) => c.name)).toEqual(['wrong total', 'forgot the mock', 'sums the lines and adds the shipping cost', 'a shipping timeout takes the error branch'])
+    expect(report.cases.map((c) => c.name)).toEqual([
+      'wrong total',
+      'forgot the mock',
+      'sums the lines and adds the shipping cost',
+      'a shipping timeout takes the error branch',
+    ])
     const wrong = report.cases[0]!
     expect(wrong.failures).toEqual([
-      { field: 'body', message: 'does not match', mismatches: [{ path: 'body.total', message: 'expected 21, got 20' }], diff: ['- total: 21', '+ total: 20', '  shipping: 4.5'] },
+      {
+        field: 'body',
+        message: 'does not match',
+        mismatches: [{ path: 'body.total', message: 'expected 21, got 20' }],
+        diff: ['- total: 21', '+ total: 20', '  shipping: 4.5'],
+      },
     ])
   })
 
@@ -239,7 +265,12 @@ cases:
       name: string
       tests: number
       failures: number
-      testsuite: { name: string; tests: number; failures: number; testcase: { name: string; classname: string; time: number; failure?: { message: string; inner?: string }[] }[] }[]
+      testsuite: {
+        name: string
+        tests: number
+        failures: number
+        testcase: { name: string; classname: string; time: number; failure?: { message: string; inner?: string }[] }[]
+      }[]
     }
     expect(report).toMatchObject({ name: 'Testing', tests: 5, failures: 2 })
     expect(report.testsuite.map((suite) => [suite.name, suite.tests, suite.failures])).toEqual([
@@ -259,10 +290,16 @@ cases:
     const dir = await testingCopy()
     const result = await flowctl(['test', '--project', dir, '--coverage'])
     expect(result.exitCode).toBe(0)
-    expect(result.stdout).toContain('  86.6%  order-total  nodes 7/8, ports 6/7\n           nodes never reached: free\n           ports never taken: check.true\n')
+    expect(result.stdout).toContain(
+      '  86.6%  order-total  nodes 7/8, ports 6/7\n           nodes never reached: free\n           ports never taken: check.true\n',
+    )
     expect(result.stdout).toMatch(/^ {2}100% +line-total +nodes 3\/3, ports 2\/2$/m)
     const json = JSON.parse((await flowctl(['test', '--project', dir, '--coverage', '--json'])).stdout) as JsonReport
-    expect(json.coverage?.find((c) => c.flow === 'order-total')).toMatchObject({ percent: 86.6, nodes: { missed: ['free'] }, ports: { missed: ['check.true'] } })
+    expect(json.coverage?.find((c) => c.flow === 'order-total')).toMatchObject({
+      percent: 86.6,
+      nodes: { missed: ['free'] },
+      ports: { missed: ['check.true'] },
+    })
 
     // A case that takes the free-shipping port makes it 100%.
     await writeFile(
@@ -287,7 +324,9 @@ cases:
     const result = await flowctl(['test', '--project', dir])
     expect(result.exitCode).toBe(2)
     expect(result.stdout).toBe('')
-    expect(result.stderr).toContain('tests/broken.test.yaml:5:7: there is no http node "shiping" in flow "order-total" or the flows it calls (http nodes: shipping)')
+    expect(result.stderr).toContain(
+      'tests/broken.test.yaml:5:7: there is no http node "shiping" in flow "order-total" or the flows it calls (http nodes: shipping)',
+    )
     expect(result.stderr).toContain('tests/broken.test.yaml:7:38: node "check" has no port "maybe" (ports: true, false)')
     expect(result.stderr).toContain('error: 1 test file has errors; no case ran')
     expect(result.stderr).not.toMatch(/\n\s+at /)

@@ -48,7 +48,10 @@ async function startStockService(): Promise<{ url: string; paths: string[]; clos
 
 pgSkipNotice('expressions, retries and sub-flows through serve')
 
-const stores: [string, boolean][] = [['SQLite', true], ['PostgreSQL', Boolean(PG_URL)]]
+const stores: [string, boolean][] = [
+  ['SQLite', true],
+  ['PostgreSQL', Boolean(PG_URL)],
+]
 
 for (const [storeName, enabled] of stores) {
   // Skipped without FLOWCTL_TEST_DATABASE_URL for PostgreSQL (notice printed above).
@@ -87,7 +90,12 @@ for (const [storeName, enabled] of stores) {
       fetch(`${base}/api/run/shop/${slug}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
 
     it('Quote totals its basket with an expression', async () => {
-      const response = await post('quote', { items: [{ sku: 'a', price: 2.5, qty: 2 }, { sku: 'b', price: 0.1, qty: 3 }] })
+      const response = await post('quote', {
+        items: [
+          { sku: 'a', price: 2.5, qty: 2 },
+          { sku: 'b', price: 0.1, qty: 3 },
+        ],
+      })
       expect(response.status).toBe(200)
       expect(await response.json()).toMatchObject({ firstSku: 'a', total: 5.3 })
     })
@@ -109,9 +117,16 @@ for (const [storeName, enabled] of stores) {
 
     it('Stock Check: a service that stays down is retried, then the error branch answers 503', async () => {
       const response = await fetch(`${base}/api/run/shop/stock-check/down?_trace=1`, { headers: { authorization: `Bearer ${TOKEN}` } })
-      const traced = (await response.json()) as { response: { status: number; body: unknown }; trace: { steps: { nodeId: string; attempt?: number; port: string | null }[] } }
+      const traced = (await response.json()) as {
+        response: { status: number; body: unknown }
+        trace: { steps: { nodeId: string; attempt?: number; port: string | null }[] }
+      }
       expect(traced.response).toEqual({ status: 503, body: { sku: 'down', error: 'HTTP GET request answered 503 Service Unavailable', attempts: 3 } })
-      expect(traced.trace.steps.filter((step) => step.nodeId === 'lookup').map((step) => [step.attempt, step.port])).toEqual([[1, null], [2, null], [3, 'error']])
+      expect(traced.trace.steps.filter((step) => step.nodeId === 'lookup').map((step) => [step.attempt, step.port])).toEqual([
+        [1, null],
+        [2, null],
+        [3, 'error'],
+      ])
       const runId = response.headers.get('x-run-id')
       const shown = await flowctl(['history', 'show', String(runId), '--project', project, '--json'], { env })
       expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'success', httpStatus: 503, ports: [{ nodeId: 'lookup', port: 'error' }] })

@@ -57,7 +57,10 @@ async function makeProjects(): Promise<{ guards: string; limited: string }> {
   const limited = await makeTempDir('flowctl-limited-')
   await mkdir(join(limited, 'flows'))
   await writeFile(join(limited, 'flowctl.yaml'), `projectId: limited\nname: Limited\nlimits: { runsPerMinutePerIp: ${RATE_LIMIT}, rateLimitScope: cluster }\n`)
-  await writeFile(join(limited, 'flows', 'ping.yaml'), 'name: Ping\nnodes:\n  - { id: start, type: start, name: Start, method: post, next: done }\n  - { id: done, type: end, name: Done, body: { pong: true } }\n')
+  await writeFile(
+    join(limited, 'flows', 'ping.yaml'),
+    'name: Ping\nnodes:\n  - { id: start, type: start, name: Start, method: post, next: done }\n  - { id: done, type: end, name: Done, body: { pong: true } }\n',
+  )
   return { guards, limited }
 }
 
@@ -197,7 +200,11 @@ function describeGuarantees(setup: () => { bases: string[]; projects: { guards: 
   })
 }
 
-function serve(projects: { guards: string; limited: string }, env: Record<string, string>, count: number): { servers: ResultPromise[]; bases: Promise<string[]> } {
+function serve(
+  projects: { guards: string; limited: string },
+  env: Record<string, string>,
+  count: number,
+): { servers: ResultPromise[]; bases: Promise<string[]> } {
   const servers: ResultPromise[] = []
   const bases = (async () => {
     const list: string[] = []

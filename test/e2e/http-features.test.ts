@@ -32,7 +32,14 @@ describe('SPEC §11 through the real server', () => {
   it('form body in, plain text out', async () => {
     const response = await fetch(`${base}/api/run/hooks/slack-command`, {
       method: 'POST',
-      body: new URLSearchParams([['command', '/deploy'], ['text', 'web'], ['user_name', 'ada'], ['count', '2'], ['tags', 'x'], ['tags', 'y']]),
+      body: new URLSearchParams([
+        ['command', '/deploy'],
+        ['text', 'web'],
+        ['user_name', 'ada'],
+        ['count', '2'],
+        ['tags', 'x'],
+        ['tags', 'y'],
+      ]),
     })
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8')
@@ -58,10 +65,18 @@ describe('SPEC §11 through the real server', () => {
   it('hmac over the bytes as received (Node request path), text bodies too', async () => {
     const body = Buffer.from(JSON.stringify({ ref: 'refs/heads/main' }) + '\n')
     const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`
-    const ok = await fetch(`${base}/api/run/hooks/github-push`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-event': 'push' } })
+    const ok = await fetch(`${base}/api/run/hooks/github-push`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-event': 'push' },
+    })
     expect(ok.status).toBe(200)
     expect(await ok.json()).toEqual({ ok: true, event: 'push', ref: 'refs/heads/main' })
-    const tampered = await fetch(`${base}/api/run/hooks/github-push`, { method: 'POST', body: body.subarray(0, -1), headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature } })
+    const tampered = await fetch(`${base}/api/run/hooks/github-push`, {
+      method: 'POST',
+      body: body.subarray(0, -1),
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+    })
     expect(tampered.status).toBe(401)
   })
 
@@ -121,14 +136,22 @@ const TRANSPORT = new Set(['content-type', 'content-length', 'date', 'connection
 function credential(scheme: string, body: Buffer): Record<string, string> {
   const sign = (algorithm: string, secret: string, encoding: 'hex' | 'base64') => createHmac(algorithm, secret).update(body).digest(encoding)
   switch (scheme) {
-    case 'bearerAuth': return { authorization: 'Bearer test-api-token' }
-    case 'basicAuth': return { authorization: `Basic ${Buffer.from('alice:wonderland').toString('base64')}` }
-    case 'apiKeyAuth': return { 'x-api-key': 'test-api-key' }
-    case 'hmacAuth_X-Hub-Signature-256': return { 'x-hub-signature-256': `sha256=${sign('sha256', GITHUB_SECRET, 'hex')}` }
-    case 'hmacAuth_X-Hub-Signature': return { 'x-hub-signature': `sha1=${sign('sha1', 'legacy-sha1-secret', 'hex')}` }
-    case 'hmacAuth_X-Partner-Signature': return { 'x-partner-signature': sign('sha512', 'partner-sha512-secret', 'hex') }
-    case 'hmacAuth_X-Shopify-Hmac-Sha256': return { 'x-shopify-hmac-sha256': sign('sha256', 'shopify-test-secret', 'base64') }
-    default: throw new Error(`no test credential for security scheme ${scheme}`)
+    case 'bearerAuth':
+      return { authorization: 'Bearer test-api-token' }
+    case 'basicAuth':
+      return { authorization: `Basic ${Buffer.from('alice:wonderland').toString('base64')}` }
+    case 'apiKeyAuth':
+      return { 'x-api-key': 'test-api-key' }
+    case 'hmacAuth_X-Hub-Signature-256':
+      return { 'x-hub-signature-256': `sha256=${sign('sha256', GITHUB_SECRET, 'hex')}` }
+    case 'hmacAuth_X-Hub-Signature':
+      return { 'x-hub-signature': `sha1=${sign('sha1', 'legacy-sha1-secret', 'hex')}` }
+    case 'hmacAuth_X-Partner-Signature':
+      return { 'x-partner-signature': sign('sha512', 'partner-sha512-secret', 'hex') }
+    case 'hmacAuth_X-Shopify-Hmac-Sha256':
+      return { 'x-shopify-hmac-sha256': sign('sha256', 'shopify-test-secret', 'base64') }
+    default:
+      throw new Error(`no test credential for security scheme ${scheme}`)
   }
 }
 
@@ -140,9 +163,12 @@ function sample(schema: Schema): unknown {
   if (Array.isArray(schema.oneOf)) return sample(schema.oneOf[0] as Schema)
   switch (schema.type) {
     case 'integer':
-    case 'number': return typeof schema.minimum === 'number' ? schema.minimum + (schema.exclusiveMinimum ? 1 : 0) : 1
-    case 'boolean': return true
-    case 'array': return []
+    case 'number':
+      return typeof schema.minimum === 'number' ? schema.minimum + (schema.exclusiveMinimum ? 1 : 0) : 1
+    case 'boolean':
+      return true
+    case 'array':
+      return []
     case 'object': {
       const properties = (schema.properties ?? {}) as Record<string, Schema>
       return Object.fromEntries(((schema.required ?? []) as string[]).map((name) => [name, sample(properties[name] ?? {})]))
@@ -153,7 +179,8 @@ function sample(schema: Schema): unknown {
       const candidates = ['x', '/x', 'a-1'].map((c) => c.padEnd(Number(schema.minLength ?? 1), 'x'))
       return typeof schema.pattern === 'string' ? candidates.find((c) => new RegExp(schema.pattern as string).test(c)) : candidates[0]
     }
-    default: return 'x'
+    default:
+      return 'x'
   }
 }
 
@@ -189,7 +216,8 @@ function casesFor(method: string, operation: Operation): Case[] {
     cases.push({ name: `valid from an allowed origin`, mediaType, body, origin: APP, expectStatus: ok })
     cases.push({ name: `valid from another origin`, mediaType, body, origin: 'https://evil.test', expectStatus: ok })
     if (operation.security.length) cases.push({ name: 'without credential', mediaType, body, noAuth: true, expectStatus: (s) => s === 401 })
-    if (operation.parameters?.some((p) => p.required && p.in !== 'path')) cases.push({ name: 'missing required parameter', mediaType, body, dropRequiredParameter: true, expectStatus: (s) => s === 400 })
+    if (operation.parameters?.some((p) => p.required && p.in !== 'path'))
+      cases.push({ name: 'missing required parameter', mediaType, body, dropRequiredParameter: true, expectStatus: (s) => s === 400 })
   }
   // Every method but GET reads a body (not read from the document, so a missing 415 is caught).
   if (method !== 'get') {
@@ -224,7 +252,8 @@ async function drive(doc: Document): Promise<{ findings: string[]; requests: num
         if (c.mediaType) headers['content-type'] = c.mediaType
         if (c.origin) headers.origin = c.origin
         const bytes = Buffer.from(c.body ?? '')
-        if (!c.noAuth) for (const requirement of operation.security) for (const scheme of Object.keys(requirement)) Object.assign(headers, credential(scheme, bytes))
+        if (!c.noAuth)
+          for (const requirement of operation.security) for (const scheme of Object.keys(requirement)) Object.assign(headers, credential(scheme, bytes))
         const url = `${base}${path}${query.size ? `?${query}` : ''}`
         const response = await fetch(url, { method: method.toUpperCase(), headers, ...(c.body !== undefined ? { body: bytes } : {}) })
         requests++
@@ -270,10 +299,12 @@ describe('contract: the live server against its exported document', () => {
     delete shrunk.paths['/api/run/hooks/profile']!.get!.responses['200']!.headers!['Vary']
     shrunk.paths['/api/run/hooks/sms-reply']!.post!.responses['200']!.content = { 'application/json': {} }
     const { findings } = await drive(shrunk)
-    expect(findings).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^POST \/api\/run\/hooks\/note \(unsupported content type\) → 415: status not in the document/),
-      expect.stringMatching(/^GET \/api\/run\/hooks\/profile .* → 200: header vary not declared/),
-      expect.stringMatching(/^POST \/api\/run\/hooks\/sms-reply .* → 200: content type application\/xml not declared/),
-    ]))
+    expect(findings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^POST \/api\/run\/hooks\/note \(unsupported content type\) → 415: status not in the document/),
+        expect.stringMatching(/^GET \/api\/run\/hooks\/profile .* → 200: header vary not declared/),
+        expect.stringMatching(/^POST \/api\/run\/hooks\/sms-reply .* → 200: content type application\/xml not declared/),
+      ]),
+    )
   }, 120_000)
 })

@@ -23,7 +23,14 @@ describe.skipIf(!PG_URL)('two serve instances on one PostgreSQL database', () =>
     project = await copyFixture('example')
     await writeFile(
       join(project, 'flows', 'every-minute.yaml'),
-      ['name: Every Minute', 'schedule: { cron: "* * * * *" }', 'nodes:', '  - { id: start, type: start, name: Start, next: done }', '  - { id: done, type: end, name: Done, body: { ok: true } }', ''].join('\n'),
+      [
+        'name: Every Minute',
+        'schedule: { cron: "* * * * *" }',
+        'nodes:',
+        '  - { id: start, type: start, name: Start, next: done }',
+        '  - { id: done, type: end, name: Done, body: { ok: true } }',
+        '',
+      ].join('\n'),
     )
     for (let i = 0; i < 2; i++) {
       const port = await freePort()
@@ -88,7 +95,14 @@ describe.skipIf(!PG_URL)('catch-up ticks of two instances at once on one Postgre
       const project = await copyFixture('example')
       await writeFile(
         join(project, 'flows', 'every-minute.yaml'),
-        ['name: Every Minute', 'schedule: { cron: "* * * * *", timezone: UTC, catchUp: all }', 'nodes:', '  - { id: start, type: start, name: Start, next: done }', '  - { id: done, type: end, name: Done, body: { ok: true } }', ''].join('\n'),
+        [
+          'name: Every Minute',
+          'schedule: { cron: "* * * * *", timezone: UTC, catchUp: all }',
+          'nodes:',
+          '  - { id: start, type: start, name: Start, next: done }',
+          '  - { id: done, type: end, name: Done, body: { ok: true } }',
+          '',
+        ].join('\n'),
       )
       const base = Math.floor(Date.now() / 60_000) * 60_000 - 30 * 60_000
       const at = (k: number) => new Date(base + k * 60_000).toISOString()

@@ -15,7 +15,14 @@ const at = (k: number) => new Date(base + k * MINUTE).toISOString()
 /** The example project plus an every-minute flow with the given catch-up setting. */
 async function projectWith(catchUp: string): Promise<string> {
   const dir = await copyFixture('example')
-  const flow = ['name: Every Minute', `schedule: { cron: "* * * * *", timezone: UTC, catchUp: ${catchUp} }`, 'nodes:', '  - { id: start, type: start, name: Start, next: done }', '  - { id: done, type: end, name: Done, body: { ok: true } }', '']
+  const flow = [
+    'name: Every Minute',
+    `schedule: { cron: "* * * * *", timezone: UTC, catchUp: ${catchUp} }`,
+    'nodes:',
+    '  - { id: start, type: start, name: Start, next: done }',
+    '  - { id: done, type: end, name: Done, body: { ok: true } }',
+    '',
+  ]
   await writeFile(join(dir, 'flows', 'every-minute.yaml'), flow.join('\n'))
   return dir
 }
@@ -56,7 +63,9 @@ describe('the timer stopped for 10 minutes, then a tick', () => {
       // A second tick of minute 11 runs nothing more; a late tick of minute 5 runs it only if it never ran.
       expect((await tick(dir, 11)).ran).toBe(0)
       const ranFive = catchUp !== 'all'
-      expect((await tick(dir, 5)).runs.filter((r) => r.flow === 'every-minute')).toEqual(ranFive ? [{ projectId: 'shop', flow: 'every-minute', scheduledFor: at(5), catchUp: false, runId: expect.any(String), status: 'success' }] : [])
+      expect((await tick(dir, 5)).runs.filter((r) => r.flow === 'every-minute')).toEqual(
+        ranFive ? [{ projectId: 'shop', flow: 'every-minute', scheduledFor: at(5), catchUp: false, runId: expect.any(String), status: 'success' }] : [],
+      )
       const runs = await history(dir)
       const minutes = runs.map((r) => r.scheduledFor).sort()
       const want = [0, ...expected, 11, ...(ranFive ? [5] : [])].sort((a, b) => a - b).map(at)
@@ -79,7 +88,11 @@ describe('dry runs write nothing', () => {
     const dry = await tick(dir, 3, '--dry-run')
     expect(dry.dryRun).toBe(true)
     expect(dry.ran).toBe(0)
-    expect(dry.runs.filter((r) => r.flow === 'every-minute').map((r) => [r.scheduledFor, r.status])).toEqual([[at(1), 'would run'], [at(2), 'would run'], [at(3), 'would run']])
+    expect(dry.runs.filter((r) => r.flow === 'every-minute').map((r) => [r.scheduledFor, r.status])).toEqual([
+      [at(1), 'would run'],
+      [at(2), 'would run'],
+      [at(3), 'would run'],
+    ])
 
     const backfill = await flowctl(['backfill', 'every-minute', '--project', dir, '--from', at(0), '--to', at(4), '--dry-run', '--json'])
     expect(backfill.exitCode, backfill.stderr).toBe(0)

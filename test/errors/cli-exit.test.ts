@@ -31,14 +31,23 @@ describe('exit codes from the catalog', () => {
 
   it('users: a name not found is USER_NOT_FOUND, an invalid users file USERS_FILE_INVALID', async () => {
     const dir = await makeTempDir('flowctl-exit-')
-    expect(await callMain(['users', 'remove', 'nobody'], dir)).toEqual({ exitCode: ERROR_CATALOG.USER_NOT_FOUND.exitCode, stderr: expect.stringContaining('no user named "nobody"') })
+    expect(await callMain(['users', 'remove', 'nobody'], dir)).toEqual({
+      exitCode: ERROR_CATALOG.USER_NOT_FOUND.exitCode,
+      stderr: expect.stringContaining('no user named "nobody"'),
+    })
     await mkdir(join(dir, '.flowctl'), { recursive: true })
     await writeFile(join(dir, '.flowctl', 'users.yaml'), 'users: [oops\n')
-    expect(await callMain(['users', 'list'], dir)).toEqual({ exitCode: ERROR_CATALOG.USERS_FILE_INVALID.exitCode, stderr: expect.stringMatching(/users file .* is invalid/) })
+    expect(await callMain(['users', 'list'], dir)).toEqual({
+      exitCode: ERROR_CATALOG.USERS_FILE_INVALID.exitCode,
+      stderr: expect.stringMatching(/users file .* is invalid/),
+    })
   })
 
   it('init over an existing project is CONFLICT (2) and writes nothing', async () => {
     const project = await copyFixture('example')
-    expect(await callMain(['init', project])).toEqual({ exitCode: ERROR_CATALOG.CONFLICT.exitCode, stderr: expect.stringContaining('already has a flowctl.yaml') })
+    expect(await callMain(['init', project])).toEqual({
+      exitCode: ERROR_CATALOG.CONFLICT.exitCode,
+      stderr: expect.stringContaining('already has a flowctl.yaml'),
+    })
   })
 })

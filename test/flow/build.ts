@@ -1,6 +1,15 @@
 // Builds Flow and Project objects by hand (as the loader would) for engine and node tests.
 import { referenceName, slugify } from '../../src/project/slug.js'
-import { DEFAULT_LIMITS, type Flow, type FlowNode, type HistoryKeep, type HttpMethod, type Project, type ProjectLimits, type StartInputs } from '../../src/model/project.js'
+import {
+  DEFAULT_LIMITS,
+  type Flow,
+  type FlowNode,
+  type HistoryKeep,
+  type HttpMethod,
+  type Project,
+  type ProjectLimits,
+  type StartInputs,
+} from '../../src/model/project.js'
 
 export interface NodeSpec {
   id: string

@@ -60,7 +60,20 @@ describe('runFlow on the example project', () => {
       replayOf: null,
     })
     expect(Object.keys(outcome.record)).toEqual([
-      'id', 'projectId', 'flow', 'trigger', 'method', 'startedAt', 'durationMs', 'status', 'httpStatus', 'ports', 'failedNodeId', 'error', 'scheduledFor', 'replayOf',
+      'id',
+      'projectId',
+      'flow',
+      'trigger',
+      'method',
+      'startedAt',
+      'durationMs',
+      'status',
+      'httpStatus',
+      'ports',
+      'failedNodeId',
+      'error',
+      'scheduledFor',
+      'replayOf',
     ])
     expect(await store.getRun('shop', outcome.runId)).toMatchObject(outcome.record)
     expect(outcome.trace).toBeUndefined()
@@ -121,7 +134,10 @@ describe('runFlow on the example project', () => {
     expect(outcome).toMatchObject({ nodeId: 'call', error: 'HTTP GET request network error (ECONNREFUSED)' })
     expect(outcome.record).toMatchObject({ status: 'error', httpStatus: 500, failedNodeId: 'call', error: outcome.error, ports: [] })
     expect(await store.getRun('shop', outcome.runId)).toMatchObject(outcome.record)
-    expect(outcome.trace?.steps.map((s) => [s.nodeId, s.port])).toEqual([['start', 'out'], ['call', null]])
+    expect(outcome.trace?.steps.map((s) => [s.nodeId, s.port])).toEqual([
+      ['start', 'out'],
+      ['call', null],
+    ])
     expect(outcome.trace?.steps[1]?.output).toEqual({ error: outcome.error })
   })
 
@@ -190,13 +206,19 @@ describe('runFlow on hand-built flows', () => {
   })
 
   it('an unset secret fails the node, naming the secret', async () => {
-    const { flow, project } = project1([{ ...start, next: 'keep' }, { id: 'keep', type: 'set', name: 'Keep', values: { a: '${secrets.MISSING}' } }])
+    const { flow, project } = project1([
+      { ...start, next: 'keep' },
+      { id: 'keep', type: 'set', name: 'Keep', values: { a: '${secrets.MISSING}' } },
+    ])
     const failed = expectKind(await runFlow({ project, flow, store, trigger: 'cli', method: 'CLI', input: {} }), 'failed')
     expect(failed).toMatchObject({ nodeId: 'keep', error: expect.stringMatching(/^secret MISSING is not set/) })
   })
 
   it('stops a loop whose ports never wait', async () => {
-    const { flow, project } = project1([{ ...start, next: 'again' }, { id: 'again', type: 'set', name: 'Again', values: {}, next: 'again' }])
+    const { flow, project } = project1([
+      { ...start, next: 'again' },
+      { id: 'again', type: 'set', name: 'Again', values: {}, next: 'again' },
+    ])
     const failed = expectKind(await runFlow({ project, flow, store, trigger: 'cli', method: 'CLI', input: {} }), 'failed')
     expect(failed).toMatchObject({ nodeId: 'again', error: expect.stringContaining('10000 steps') })
   })
@@ -208,7 +230,10 @@ describe('runFlow on hand-built flows', () => {
   })
 
   it('no End node reached: 204 without a body', async () => {
-    const { flow, project } = project1([{ ...start, next: 'keep' }, { id: 'keep', type: 'set', name: 'Keep', values: { a: 1 } }])
+    const { flow, project } = project1([
+      { ...start, next: 'keep' },
+      { id: 'keep', type: 'set', name: 'Keep', values: { a: 1 } },
+    ])
     const outcome = expectKind(await runFlow({ project, flow, store, trigger: 'cli', method: 'CLI', input: {} }), 'response')
     expect(outcome).toMatchObject({ status: 204, body: undefined, headers: {} })
     expect(outcome.record).toMatchObject({ status: 'success', httpStatus: 204, ports: [] })

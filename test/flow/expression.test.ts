@@ -16,7 +16,17 @@ import { projectFromText } from './project-from-text.js'
 
 const run = { id: 'run-1', startedAt: '2024-05-01T10:00:00.000Z', trigger: 'http' }
 const scope = Object.assign(createScope(run), {
-  start: { items: [{ price: 2.5, qty: 2 }, { price: 10, qty: 1 }], name: 'Ada', tags: ['a', 'b'], n: 3, text: 'a&b=c', one: ['x'] },
+  start: {
+    items: [
+      { price: 2.5, qty: 2 },
+      { price: 10, qty: 1 },
+    ],
+    name: 'Ada',
+    tags: ['a', 'b'],
+    n: 3,
+    text: 'a&b=c',
+    one: ['x'],
+  },
 })
 
 /** Resolves `text` as a setting of a set node, through the same steps the engine takes. */
@@ -75,7 +85,7 @@ describe('expression bounds', () => {
     ['$pad to a huge width', '$pad("x", 1000000000)', '$pad width may be at most 1000000'],
     ['$eval (if it got past the load check)', '$eval("1 + 1")', '$eval is not allowed in expressions'],
     ['a regex (if it got past the load check)', '$match("aaaa", /(a+)+$/)', 'regular expressions are not allowed in expressions'],
-    ['a runtime error has JSONata\'s message', '$number("x") + 1', /Unable to cast value to a number/],
+    ["a runtime error has JSONata's message", '$number("x") + 1', /Unable to cast value to a number/],
     ['adding text to a number', '"a" + 1', /must evaluate to a number/],
   ]
   for (const [name, source, message] of cases) {
@@ -213,21 +223,62 @@ nodes:
 describe('simple expressions answer without JSONata, exactly as JSONata would', () => {
   const input = { start: { n: 3, x: 2.5, s: 'ab', t: 'b', flag: true, no: false, list: [1, 2], one: ['x'], nothing: null, obj: { a: 1 } } }
   const sources = [
-    'start.n', 'start.missing', 'start.list', 'start.one', 'start.obj', 'start.nothing', 'start.s.length',
-    'start.n * start.x', 'start.n + 1', 'start.n - 10', 'start.n / 4', 'start.n % 2', 'start.n * start.missing', 'start.n / 0',
-    'start.n > 2', 'start.s < start.t', 'start.n >= start.x', 'start.s > 1', 'start.missing < 1',
-    'start.n = 3', 'start.s != "ab"', 'start.obj = start.obj', 'start.list = 1',
-    'start.flag and start.no', 'start.flag or start.no', 'start.n and true', 'start.missing or start.flag',
-    'start.s & "-" & start.n', 'start.s & start.missing', 'start.x * 1.1 & ""', 'start.obj & start.list', '"a" & null',
-    '1 + 2', 'true', 'null', '"text"',
-    '$uppercase(start.s)', '$lowercase("AbC")', '$uppercase(start.missing)', '$uppercase(start.n)', '$string(start.n)', '$string(start.x * 1.1)',
-    '$string(start.obj)', '$string(start.missing)', '$string(start.list)', '$length(start.s)', '$length("zoë👍")', '$length(start.n)',
-    'start.s & "-" & $string(start.n)', '$string(start.s, true)', '$uppercase()',
+    'start.n',
+    'start.missing',
+    'start.list',
+    'start.one',
+    'start.obj',
+    'start.nothing',
+    'start.s.length',
+    'start.n * start.x',
+    'start.n + 1',
+    'start.n - 10',
+    'start.n / 4',
+    'start.n % 2',
+    'start.n * start.missing',
+    'start.n / 0',
+    'start.n > 2',
+    'start.s < start.t',
+    'start.n >= start.x',
+    'start.s > 1',
+    'start.missing < 1',
+    'start.n = 3',
+    'start.s != "ab"',
+    'start.obj = start.obj',
+    'start.list = 1',
+    'start.flag and start.no',
+    'start.flag or start.no',
+    'start.n and true',
+    'start.missing or start.flag',
+    'start.s & "-" & start.n',
+    'start.s & start.missing',
+    'start.x * 1.1 & ""',
+    'start.obj & start.list',
+    '"a" & null',
+    '1 + 2',
+    'true',
+    'null',
+    '"text"',
+    '$uppercase(start.s)',
+    '$lowercase("AbC")',
+    '$uppercase(start.missing)',
+    '$uppercase(start.n)',
+    '$string(start.n)',
+    '$string(start.x * 1.1)',
+    '$string(start.obj)',
+    '$string(start.missing)',
+    '$string(start.list)',
+    '$length(start.s)',
+    '$length("zoë👍")',
+    '$length(start.n)',
+    'start.s & "-" & $string(start.n)',
+    '$string(start.s, true)',
+    '$uppercase()',
   ]
   for (const source of sources) {
     it(source, async () => {
       const raw = await Promise.resolve(jsonata(source).evaluate(input)).then(
-        (value) => ({ value: value === undefined ? null : JSON.parse(JSON.stringify(value)) as unknown }),
+        (value) => ({ value: value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown) }),
         (error: { message?: string }) => ({ error: error.message }),
       )
       const ours = await evaluateExpression(compileExpression(source, 2_000), input).then(

@@ -62,28 +62,28 @@ describe('validateInputs', () => {
 
   const invalid: [string, RunInput, string[]][] = [
     ['qty too small', { ...valid, body: { sku: 'A', qty: 0 } }, ['body/qty: must be >= 1']],
-    ['missing required body fields point at the property', { ...valid, body: {} }, [
-      "body/sku: must have required property 'sku'",
-      "body/qty: must have required property 'qty'",
-    ]],
-    ['missing body validates as {}', { ...valid, body: undefined }, [
-      "body/sku: must have required property 'sku'",
-      "body/qty: must have required property 'qty'",
-    ]],
+    [
+      'missing required body fields point at the property',
+      { ...valid, body: {} },
+      ["body/sku: must have required property 'sku'", "body/qty: must have required property 'qty'"],
+    ],
+    [
+      'missing body validates as {}',
+      { ...valid, body: undefined },
+      ["body/sku: must have required property 'sku'", "body/qty: must have required property 'qty'"],
+    ],
     ['the body is not coerced', { ...valid, body: { sku: 'A', qty: '2' } }, ['body/qty: must be integer']],
     ['a non-object body', { ...valid, body: [1] }, ['body: must be object']],
     ['formats are checked', { ...valid, body: { sku: 'A', qty: 1, email: 'nope' } }, ['body/email: must match format "email"']],
     ['path values are coerced, not guessed', { ...valid, path: { id: 'abc', shop: 'main' } }, ['path/id: must be integer']],
     ['every path parameter is required', { ...valid, path: { id: '1' } }, ["path/shop: must have required property 'shop'"]],
     ['query types', { ...valid, query: { dryRun: 'maybe' } }, ['query/dryRun: must be boolean']],
-    ['header names compare lower-case; output uses the declared name', { ...valid, headers: {} }, [
-      "headers/X-Tenant: must have required property 'X-Tenant'",
-    ]],
-    ['all problems at once', { body: { sku: '', qty: 101 }, path: { id: 'x', shop: 's' }, headers: { 'x-tenant': 't' } }, [
-      'body/sku: must NOT have fewer than 1 characters',
-      'body/qty: must be <= 100',
-      'path/id: must be integer',
-    ]],
+    ['header names compare lower-case; output uses the declared name', { ...valid, headers: {} }, ["headers/X-Tenant: must have required property 'X-Tenant'"]],
+    [
+      'all problems at once',
+      { body: { sku: '', qty: 101 }, path: { id: 'x', shop: 's' }, headers: { 'x-tenant': 't' } },
+      ['body/sku: must NOT have fewer than 1 characters', 'body/qty: must be <= 100', 'path/id: must be integer'],
+    ],
   ]
   it.each(invalid)('%s', (_, input, errors) => {
     expect(validateInputs(order, input)).toEqual({ ok: false, errors })

@@ -6,7 +6,10 @@ import { loadProject } from '../../src/project/load.js'
 import type { Project } from '../../src/model/project.js'
 import { makeTempDir } from '../helpers.js'
 
-export async function projectFromText(flows: Record<string, string>, options: { settings?: string; env?: Record<string, string>; dotenv?: string } = {}): Promise<Project> {
+export async function projectFromText(
+  flows: Record<string, string>,
+  options: { settings?: string; env?: Record<string, string>; dotenv?: string } = {},
+): Promise<Project> {
   const dir = await makeTempDir('flowctl-text-')
   await mkdir(join(dir, 'flows'))
   await writeFile(join(dir, 'flowctl.yaml'), `projectId: text\nname: Text\n${options.settings ?? ''}`)

@@ -131,7 +131,11 @@ describe('retry and onError', () => {
     const outcome = await run('fetch', { key: 'twice', fail: 2 })
     expect(outcome).toMatchObject({ kind: 'response', status: 200, body: { calls: 3 } })
     const attempts = stepsOf(outcome).filter((step) => step.nodeId === 'call')
-    expect(attempts.map((step) => [step.attempt, step.port])).toEqual([[1, null], [2, null], [3, 'out']])
+    expect(attempts.map((step) => [step.attempt, step.port])).toEqual([
+      [1, null],
+      [2, null],
+      [3, 'out'],
+    ])
     expect(attempts[0]?.output).toEqual({ error: 'HTTP GET request answered 503 Service Unavailable' })
   })
 
@@ -155,13 +159,20 @@ describe('retry and onError', () => {
   it('without onError the run fails after the last attempt', async () => {
     const outcome = await run('hard', {})
     expect(outcome).toMatchObject({ kind: 'failed', nodeId: 'boom', error: expect.stringContaining('Unable to cast value to a number') })
-    expect(stepsOf(outcome).filter((step) => step.nodeId === 'boom').map((step) => step.attempt)).toEqual([1, 2])
+    expect(
+      stepsOf(outcome)
+        .filter((step) => step.nodeId === 'boom')
+        .map((step) => step.attempt),
+    ).toEqual([1, 2])
   })
 
   it('the run timeout bounds retries', async () => {
     const slow = { ...project, settings: { ...project.settings, limits: { ...project.settings.limits, runTimeoutMs: 150 } } }
     const flow = project.flows.get('fetch')!
-    const tight = { ...flow, nodes: flow.nodes.map((node) => (node.id === 'call' ? { ...node, settings: { ...node.settings, retry: { attempts: 10, delayMs: 1000 } } } : node)) }
+    const tight = {
+      ...flow,
+      nodes: flow.nodes.map((node) => (node.id === 'call' ? { ...node, settings: { ...node.settings, retry: { attempts: 10, delayMs: 1000 } } } : node)),
+    }
     tight.nodesById = new Map(tight.nodes.map((node) => [node.id, node]))
     const began = Date.now()
     const outcome = await runFlow({ project: slow, flow: tight, store, trigger: 'cli', method: 'CLI', input: { body: { key: 'timeout', fail: 10 } } })
@@ -192,7 +203,10 @@ describe('call, each and wait', () => {
     const outcome = await run('bulk', { lines: [3, 500, 1, 0, 2] })
     expect(outcome.kind).toBe('response')
     const body = (outcome as { body: { results: { status: number; body: unknown }[]; failed: number } }).body
-    expect(body.results.map((result) => result.status), JSON.stringify(body)).toEqual([200, 422, 200, 400, 200])
+    expect(
+      body.results.map((result) => result.status),
+      JSON.stringify(body),
+    ).toEqual([200, 422, 200, 400, 200])
     expect(body.results[0]).toEqual({ status: 200, body: { total: 6 } })
     expect(body.results[3]?.body).toEqual({ error: expect.stringContaining('body/qty: must be >= 1') })
     expect(body.failed).toBe(2)
@@ -206,11 +220,21 @@ describe('call, each and wait', () => {
   })
 
   it('each: items that are not a list fail the node', async () => {
-    const text = await projectFromText({ ...flows(server.url), bulk: flows(server.url).bulk!.replace(`"{{= [start.lines.{'qty': $}] }}"`, '"{{ start.lines }}"') }, { settings: 'limits: { expressionMs: 2000 }\n' })
-    expect(await run('bulk', { lines: 'x' }, text)).toMatchObject({ kind: 'failed', nodeId: 'all', error: expect.stringContaining('each needs items to be a list') })
+    const text = await projectFromText(
+      { ...flows(server.url), bulk: flows(server.url).bulk!.replace(`"{{= [start.lines.{'qty': $}] }}"`, '"{{ start.lines }}"') },
+      { settings: 'limits: { expressionMs: 2000 }\n' },
+    )
+    expect(await run('bulk', { lines: 'x' }, text)).toMatchObject({
+      kind: 'failed',
+      nodeId: 'all',
+      error: expect.stringContaining('each needs items to be a list'),
+    })
   })
 
-  const waits: [number, number][] = [[0, 0], [30, 25]]
+  const waits: [number, number][] = [
+    [0, 0],
+    [30, 25],
+  ]
   for (const [ms, atLeast] of waits) {
     it(`wait ${ms} ms`, async () => {
       const outcome = await run('pause', { ms })

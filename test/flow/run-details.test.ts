@@ -43,7 +43,14 @@ function projectWith(keep: HistoryKeep, traceBytes = 65_536) {
 
 async function runEcho(keep: HistoryKeep, body: Record<string, unknown>, traceBytes?: number) {
   const project = projectWith(keep, traceBytes)
-  const outcome = await runFlow({ project, flow: echo, store, trigger: 'http', method: 'POST', input: { body, query: { page: '3' }, headers: { 'x-tenant': 't1' } } })
+  const outcome = await runFlow({
+    project,
+    flow: echo,
+    store,
+    trigger: 'http',
+    method: 'POST',
+    input: { body, query: { page: '3' }, headers: { 'x-tenant': 't1' } },
+  })
   if (outcome.kind === 'invalid') throw new Error(outcome.errors.join())
   return { project, outcome, stored: (await store.getRun('test', outcome.runId))! }
 }
@@ -53,7 +60,12 @@ describe('stored input and trace', () => {
     const { stored, outcome } = await runEcho('all', { text: 'hello' })
     expect(stored.input).toEqual({ body: { text: 'hello' }, path: {}, query: { page: 3 }, headers: { 'x-tenant': 't1' } })
     expect(stored.trace?.runId).toBe(outcome.runId)
-    expect(stored.trace?.steps.map((s) => [s.nodeId, s.port])).toEqual([['start', 'out'], ['check', 'false'], ['copy', 'out'], ['done', null]])
+    expect(stored.trace?.steps.map((s) => [s.nodeId, s.port])).toEqual([
+      ['start', 'out'],
+      ['check', 'false'],
+      ['copy', 'out'],
+      ['done', null],
+    ])
     expect(stored.trace?.cut).toBe(false)
     // No `?_trace` asked: the caller's outcome carries none, the store has it.
     expect(outcome.trace).toBeUndefined()
@@ -100,12 +112,14 @@ describe('replayRun', () => {
     const replay = await replayRun({ project, store, runId: outcome.runId, trigger: 'cli', method: 'CLI', trace: true })
     expect(replay.outcome.kind).toBe('response')
     const stored = await store.getRun('test', (replay.outcome as { runId: string }).runId)
-    expect(stored).toMatchObject({ replayOf: outcome.runId, method: 'CLI', input: { body: { text: 'again' }, query: { page: 3 }, headers: { 'x-tenant': 't1' } } })
+    expect(stored).toMatchObject({
+      replayOf: outcome.runId,
+      method: 'CLI',
+      input: { body: { text: 'again' }, query: { page: 3 }, headers: { 'x-tenant': 't1' } },
+    })
   })
 
-  it.each([
-    ['an unknown run', 'nope', 'RUN_NOT_FOUND'],
-  ])('refuses %s', async (_name, runId, code) => {
+  it.each([['an unknown run', 'nope', 'RUN_NOT_FOUND']])('refuses %s', async (_name, runId, code) => {
     await expect(replayRun({ project: projectWith('all'), store, runId, trigger: 'cli' })).rejects.toMatchObject({ code })
   })
 

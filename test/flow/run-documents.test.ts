@@ -121,7 +121,10 @@ describe('one commit per run', () => {
     expect(body.loaded).toMatchObject({ sku: 'RB-1', state: 'paid' })
     expect(body.count).toBe(1)
     // The update committed the pending insert; the record carries nothing more.
-    expect(calls.map((c) => [c.method, c.documents.length])).toEqual([['insertRunDocuments', 1], ['recordRun', 0]])
+    expect(calls.map((c) => [c.method, c.documents.length])).toEqual([
+      ['insertRunDocuments', 1],
+      ['recordRun', 0],
+    ])
   })
 
   it("writes a sub-flow's inserts with its caller's, once each, in insertion order", async () => {
@@ -129,7 +132,10 @@ describe('one commit per run', () => {
     expect(outcome).toMatchObject({ kind: 'response', status: 200 })
     // The child reads back its own insert: the parent's first insert and the child's commit then;
     // the parent's last insert commits with the record.
-    expect(calls.map((c) => [c.method, c.documents.map((d) => (d.document as { n: number }).n)])).toEqual([['insertRunDocuments', [0, 1]], ['recordRun', [2]]])
+    expect(calls.map((c) => [c.method, c.documents.map((d) => (d.document as { n: number }).n)])).toEqual([
+      ['insertRunDocuments', [0, 1]],
+      ['recordRun', [2]],
+    ])
     const lines = await base.findDocuments(projectId(), 'lines', { filter: { kind: 'all', items: [] }, limit: 100 })
     const ours = calls.flatMap((c) => c.documents.map((d) => d.id))
     expect(lines.documents.filter((d) => ours.includes((d as { _id: string })._id)).map((d) => (d as { n: number }).n)).toEqual([0, 1, 2])

@@ -2,7 +2,11 @@
 import { describe, expect, it } from 'vitest'
 import { createRunStopper, RunStopped } from '../../src/flow/stopper.js'
 
-const reasonOf = (promise: Promise<never>) => promise.then(() => null, (error: unknown) => error)
+const reasonOf = (promise: Promise<never>) =>
+  promise.then(
+    () => null,
+    (error: unknown) => error,
+  )
 
 describe('createRunStopper', () => {
   it('stops each run at its own deadline, also when earlier runs with the same timeout ended', async () => {

@@ -48,7 +48,7 @@ describe('respond: async', () => {
     const store = server.workspace.get('jobs')!.store!
     const record = await store.getRun('jobs', body.runId)
     expect(record).toMatchObject({ id: body.runId, flow: 'import-orders', trigger: 'http', method: 'POST', status: 'success', httpStatus: 201 })
-    const batchId = ((done.body.response as { body: { batchId: string } }).body).batchId
+    const batchId = (done.body.response as { body: { batchId: string } }).body.batchId
     expect(await store.getDocument('jobs', 'imports', batchId)).toMatchObject({ count: 2, orders: orders.orders })
   })
 
@@ -152,7 +152,7 @@ describe('shutdown', () => {
 })
 
 describe('GET /api/result/<projectId>/<runId>', () => {
-  it('answers 404 for an unknown run or project, and 401 without the flow\'s credential', async () => {
+  it("answers 404 for an unknown run or project, and 401 without the flow's credential", async () => {
     await start(false)
     expect(await result('no-such-run')).toEqual({ status: 404, body: { ok: false, errors: ['run not found'] } })
     const unknownProject = await server.request('/api/result/nope/x', { headers: auth })

@@ -30,7 +30,11 @@ describe('onError renders each class of error', () => {
     const unauthorized = await server.request('/api/run/shop/create-order', jsonPost({ sku: 'A-1', qty: 1 }, { authorization: 'Bearer wrong' }))
     expect(unauthorized.headers.get('www-authenticate')).toBe('Bearer realm="flowctl"')
     expect(await answer(unauthorized)).toEqual({ status: 401, body: { ok: false, errors: ['invalid token'] }, type: JSON_TYPE })
-    expect(await answer(await server.request('/api/run/shop/no-such-flow'))).toEqual({ status: 404, body: { ok: false, errors: ['flow not found'] }, type: JSON_TYPE })
+    expect(await answer(await server.request('/api/run/shop/no-such-flow'))).toEqual({
+      status: 404,
+      body: { ok: false, errors: ['flow not found'] },
+      type: JSON_TYPE,
+    })
     expect(await answer(await server.request('/no/such/route'))).toEqual({ status: 404, body: { ok: false, errors: ['not found'] }, type: JSON_TYPE })
     const wrongMethod = await server.request('/api/run/shop/create-order', { method: 'GET' })
     expect(wrongMethod.headers.get('allow')).toBe('POST, OPTIONS')
@@ -79,7 +83,11 @@ describe('onError renders each class of error', () => {
     server = await startTestServer()
     await server.workspace.get('shop')!.store!.close()
     for (let i = 0; i < 2; i++) {
-      expect(await answer(await server.request('/api/run/shop/order-status/open'))).toEqual({ status: 503, body: { ok: false, errors: ['store unavailable'] }, type: JSON_TYPE })
+      expect(await answer(await server.request('/api/run/shop/order-status/open'))).toEqual({
+        status: 503,
+        body: { ok: false, errors: ['store unavailable'] },
+        type: JSON_TYPE,
+      })
     }
     expect(server.logs.filter((line) => line.includes('is unavailable'))).toHaveLength(1)
   })

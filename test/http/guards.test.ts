@@ -53,9 +53,17 @@ describe('guards on the Run API', () => {
   })
 
   it('replays a stored answer with the fingerprint ignoring JSON key order, and refuses an over-long key', async () => {
-    const first = await server.request('/api/run/shop/charge', { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'k-2' }, body: '{"fail":false,"note":1}' })
+    const first = await server.request('/api/run/shop/charge', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'k-2' },
+      body: '{"fail":false,"note":1}',
+    })
     expect(first.status).toBe(201)
-    const repeat = await server.request('/api/run/shop/charge', { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'k-2' }, body: '{"note":1,"fail":false}' })
+    const repeat = await server.request('/api/run/shop/charge', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'k-2' },
+      body: '{"note":1,"fail":false}',
+    })
     expect(repeat.status).toBe(201)
     expect(repeat.headers.get('idempotent-replayed')).toBe('true')
     expect(await repeat.json()).toEqual(await first.json())

@@ -75,7 +75,12 @@ describe('bad input never answers 500', () => {
     ['100k nested arrays', '/api/run/shop/quote', jsonPost('['.repeat(100_000) + ']'.repeat(100_000)), 400],
     ['100k nested objects', '/api/run/shop/quote', jsonPost('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)), 400],
     ['deep nesting inside a valid field', '/api/run/shop/quote', jsonPost(`{"items":[{"sku":"a","price":1,"x":${'['.repeat(5000)}${']'.repeat(5000)}}]}`), 400],
-    ['invalid UTF-8', '/api/run/shop/quote', { method: 'POST', body: new Uint8Array([0x7b, 0xc3, 0x28, 0x7d]), headers: { 'content-type': 'application/json' } }, 400],
+    [
+      'invalid UTF-8',
+      '/api/run/shop/quote',
+      { method: 'POST', body: new Uint8Array([0x7b, 0xc3, 0x28, 0x7d]), headers: { 'content-type': 'application/json' } },
+      400,
+    ],
     ['empty body where one is required', '/api/run/shop/quote', { method: 'POST', headers: { 'content-type': 'application/json' } }, 400],
     ['huge header', '/api/run/shop/order-status/open', { headers: { 'x-filler': 'a'.repeat(64 * 1024) } }, 200],
     ['huge bearer token', '/api/run/shop/create-order', jsonPost({ sku: 'a', qty: 1 }, { authorization: 'Bearer ' + 'a'.repeat(64 * 1024) }), 401],

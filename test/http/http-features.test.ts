@@ -20,7 +20,8 @@ afterAll(async () => {
   await cleanupTempDirs()
 })
 
-const post = (path: string, body: BodyInit, headers: Record<string, string>, method = 'POST') => server.request(`/api/run/hooks/${path}`, { method, body, headers })
+const post = (path: string, body: BodyInit, headers: Record<string, string>, method = 'POST') =>
+  server.request(`/api/run/hooks/${path}`, { method, body, headers })
 
 describe('request bodies: accept (json, form, text) and 415', () => {
   it('coerces form fields to the body schema types, repeated keys become arrays, defaults apply', async () => {
@@ -32,7 +33,9 @@ describe('request bodies: accept (json, form, text) and 415', () => {
   })
 
   it('wraps a single form value for an array property and applies defaults for missing fields', async () => {
-    const response = await post('slack-command', 'command=/deploy&user_name=bo&tags=only', { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' })
+    const response = await post('slack-command', 'command=/deploy&user_name=bo&tags=only', {
+      'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+    })
     expect(await response.text()).toBe('Deploying  x1 for bo (dry run: false, tags: ["only"])')
   })
 
@@ -193,7 +196,11 @@ describe('CORS', () => {
 describe('signed webhooks: auth type hmac', () => {
   const push = JSON.stringify({ ref: 'refs/heads/main', repository: { full_name: 'o/r' } })
   const github = (body: string, signature: string | null) =>
-    post('github-push', body, { 'content-type': 'application/json', 'x-github-event': 'push', ...(signature === null ? {} : { 'x-hub-signature-256': signature }) })
+    post('github-push', body, {
+      'content-type': 'application/json',
+      'x-github-event': 'push',
+      ...(signature === null ? {} : { 'x-hub-signature-256': signature }),
+    })
 
   it('accepts GitHub signatures over the raw bytes (sha256=<hex>, any hex case)', async () => {
     const signature = `sha256=${hmac('sha256', GITHUB_SECRET, push)}`
@@ -222,13 +229,24 @@ describe('signed webhooks: auth type hmac', () => {
   })
 
   it('supports sha1, sha512 and base64 signatures and text bodies', async () => {
-    const legacy = await post('legacy-hook', '{}', { 'content-type': 'application/json', 'x-hub-signature': `sha1=${hmac('sha1', 'legacy-sha1-secret', '{}')}` })
+    const legacy = await post('legacy-hook', '{}', {
+      'content-type': 'application/json',
+      'x-hub-signature': `sha1=${hmac('sha1', 'legacy-sha1-secret', '{}')}`,
+    })
     expect(legacy.status).toBe(200)
     const text = 'päyload'
-    const partner = await post('partner-hook', text, { 'content-type': 'text/plain', 'x-partner-signature': hmac('sha512', 'partner-sha512-secret', Buffer.from(text)) }, 'PUT')
+    const partner = await post(
+      'partner-hook',
+      text,
+      { 'content-type': 'text/plain', 'x-partner-signature': hmac('sha512', 'partner-sha512-secret', Buffer.from(text)) },
+      'PUT',
+    )
     expect(partner.status).toBe(200)
     expect(await partner.text()).toBe('received päyload')
-    const shopify = await post('shopify-order', '{"id":1}', { 'content-type': 'application/json', 'x-shopify-hmac-sha256': hmac('sha256', 'shopify-test-secret', '{"id":1}', 'base64') })
+    const shopify = await post('shopify-order', '{"id":1}', {
+      'content-type': 'application/json',
+      'x-shopify-hmac-sha256': hmac('sha256', 'shopify-test-secret', '{"id":1}', 'base64'),
+    })
     expect(shopify.status).toBe(202)
   })
 
@@ -236,7 +254,11 @@ describe('signed webhooks: auth type hmac', () => {
     const empty = await startTestServer({ fixture: 'webhooks', env: 'GITHUB_WEBHOOK_SECRET=\n' })
     try {
       // The HMAC of the body under an empty key is easy to forge: it must not pass.
-      const response = await empty.request('/api/run/hooks/github-push', { method: 'POST', body: push, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmac('sha256', '', push)}` } })
+      const response = await empty.request('/api/run/hooks/github-push', {
+        method: 'POST',
+        body: push,
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmac('sha256', '', push)}` },
+      })
       expect(response.status).toBe(401)
     } finally {
       await empty.close()

@@ -155,7 +155,18 @@ describe('/api/cron/tick', () => {
       const response = await server.request('/api/cron/tick', init)
       expect(response.status).toBe(200)
       const summary = await response.json()
-      expect(Object.keys(summary).sort()).toEqual(['alertsChecked', 'alertsSent', 'at', 'digestsChecked', 'digestsSent', 'dryRun', 'errors', 'ok', 'ran', 'runs'])
+      expect(Object.keys(summary).sort()).toEqual([
+        'alertsChecked',
+        'alertsSent',
+        'at',
+        'digestsChecked',
+        'digestsSent',
+        'dryRun',
+        'errors',
+        'ok',
+        'ran',
+        'runs',
+      ])
       expect(summary.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z$/)
     }
     const heartbeat = await (await server.workspace.storeFor('shop'))!.getHeartbeat('shop')
@@ -171,21 +182,52 @@ describe('/status and /api/status', () => {
     expect(view.ok).toBe(true)
     const shop = view.projects[0]
     expect(shop).toMatchObject({ projectId: 'shop', name: 'Shop API', store: { kind: 'sqlite', ok: true, error: null } })
-    expect(shop.flows).toContainEqual({ slug: 'order-status', name: 'Order Status', file: 'flows/order-status.yaml', method: 'GET', path: '/api/run/shop/order-status/{state}' })
-    expect(shop.schedules).toEqual([{ flow: 'nightly-cleanup', cron: '0 3 * * *', timezone: 'Europe/Berlin', enabled: true, nextRun: expect.any(String), nextRunLocal: expect.stringMatching(/^\d{4}-\d\d-\d\d 03:00 GMT\+0[12]:00$/), catchUp: 'none', catchUpMinutes: 60 }])
+    expect(shop.flows).toContainEqual({
+      slug: 'order-status',
+      name: 'Order Status',
+      file: 'flows/order-status.yaml',
+      method: 'GET',
+      path: '/api/run/shop/order-status/{state}',
+    })
+    expect(shop.schedules).toEqual([
+      {
+        flow: 'nightly-cleanup',
+        cron: '0 3 * * *',
+        timezone: 'Europe/Berlin',
+        enabled: true,
+        nextRun: expect.any(String),
+        nextRunLocal: expect.stringMatching(/^\d{4}-\d\d-\d\d 03:00 GMT\+0[12]:00$/),
+        catchUp: 'none',
+        catchUpMinutes: 60,
+      },
+    ])
     expect(Array.isArray(shop.recentRuns)).toBe(true)
     expect(Array.isArray(shop.recentFailures)).toBe(true)
     expect(shop).toHaveProperty('rejected')
     expect(shop).toHaveProperty('problems')
   })
 
-  it('shows a scheduled run\'s minute in UTC and in its schedule\'s zone, and next runs in both (SPEC §16)', async () => {
+  it("shows a scheduled run's minute in UTC and in its schedule's zone, and next runs in both (SPEC §16)", async () => {
     const store = (await server.workspace.storeFor('shop'))!
-    await store.recordRun({
-      id: 'run_scheduled_status', projectId: 'shop', flow: 'nightly-cleanup', trigger: 'cron', method: 'CRON',
-      startedAt: new Date().toISOString(), durationMs: 1, status: 'success', httpStatus: 204, ports: [], failedNodeId: null, error: null,
-      scheduledFor: '2026-11-21T02:00:00.000Z', replayOf: null,
-    }, 10_000)
+    await store.recordRun(
+      {
+        id: 'run_scheduled_status',
+        projectId: 'shop',
+        flow: 'nightly-cleanup',
+        trigger: 'cron',
+        method: 'CRON',
+        startedAt: new Date().toISOString(),
+        durationMs: 1,
+        status: 'success',
+        httpStatus: 204,
+        ports: [],
+        failedNodeId: null,
+        error: null,
+        scheduledFor: '2026-11-21T02:00:00.000Z',
+        replayOf: null,
+      },
+      10_000,
+    )
     const page = await (await server.request('/status')).text()
     expect(page).toContain('<th>scheduled for</th>')
     expect(page).toContain('2026-11-21 02:00 UTC<br><span class="muted">2026-11-21 03:00 GMT+01:00</span>')
@@ -242,7 +284,13 @@ describe('/docs and /', () => {
   })
 
   it('serves only the listed asset files', async () => {
-    for (const path of ['/docs/assets/package.json', '/docs/assets/..%2Fpackage.json', '/docs/assets/%2e%2e%2f%2e%2e%2fpackage.json', '/docs/assets/index.js', '/docs/assets/__proto__']) {
+    for (const path of [
+      '/docs/assets/package.json',
+      '/docs/assets/..%2Fpackage.json',
+      '/docs/assets/%2e%2e%2f%2e%2e%2fpackage.json',
+      '/docs/assets/index.js',
+      '/docs/assets/__proto__',
+    ]) {
       const response = await server.request(path)
       expect(response.status, path).toBe(404)
     }

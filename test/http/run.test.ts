@@ -82,7 +82,7 @@ describe('Run API (SPEC §5.1)', () => {
     expect(await response.json()).toEqual({ ok: false, errors: ['not found'] })
   })
 
-  it('405 with Allow for a method other than the Start\'s', async () => {
+  it("405 with Allow for a method other than the Start's", async () => {
     for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'PROPFIND', 'FOO']) {
       const response = await server.request('/api/run/shop/create-order', { method })
       expect(response.status, method).toBe(405)
@@ -139,7 +139,11 @@ describe('Run API (SPEC §5.1)', () => {
   })
 
   it('415 for a body type the Start does not accept (SPEC §11); 400 for bad JSON or inputs failing their schema, one error per problem', async () => {
-    const notJson = await server.request('/api/run/shop/quote', { method: 'POST', body: 'items=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const notJson = await server.request('/api/run/shop/quote', {
+      method: 'POST',
+      body: 'items=1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
     expect(notJson.status).toBe(415)
     expect(await notJson.json()).toEqual({ ok: false, errors: ['unsupported content type application/x-www-form-urlencoded'] })
 

@@ -143,7 +143,11 @@ describe('access to every new route (SPEC §14, §17)', () => {
 
   it('refuses a cross-site POST (another site cannot make a local browser run flows)', async () => {
     for (const path of [`/api/replay/shop/${runId}`, `/runs/shop/${runId}/replay`, '/flows/shop/quote']) {
-      const response = await server.request(path, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'body=%7B%7D' })
+      const response = await server.request(path, {
+        method: 'POST',
+        headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'body=%7B%7D',
+      })
       expect(response.status, path).toBe(403)
     }
     const sameSite = await server.request(`/api/replay/shop/${runId}`, { method: 'POST', headers: { origin: 'http://localhost' } })
@@ -153,10 +157,18 @@ describe('access to every new route (SPEC §14, §17)', () => {
 
 describe('/sign-in (a cookie for browsers, which cannot send the header on pages)', () => {
   it('sets an HttpOnly SameSite=Strict cookie for a known token that pages and /api/runs accept, not /api/openapi', async () => {
-    const refused = await server.request('/sign-in', { method: 'POST', headers: remote(undefined, { 'content-type': 'application/x-www-form-urlencoded' }), body: 'token=flowctl_nope' })
+    const refused = await server.request('/sign-in', {
+      method: 'POST',
+      headers: remote(undefined, { 'content-type': 'application/x-www-form-urlencoded' }),
+      body: 'token=flowctl_nope',
+    })
     expect(refused.status).toBe(401)
     expect(refused.headers.get('set-cookie')).toBeNull()
-    const signedIn = await server.request('/sign-in', { method: 'POST', headers: remote(undefined, { 'content-type': 'application/x-www-form-urlencoded' }), body: `token=${encodeURIComponent(viewer)}` })
+    const signedIn = await server.request('/sign-in', {
+      method: 'POST',
+      headers: remote(undefined, { 'content-type': 'application/x-www-form-urlencoded' }),
+      body: `token=${encodeURIComponent(viewer)}`,
+    })
     expect(signedIn.status).toBe(303)
     const cookie = signedIn.headers.get('set-cookie')!
     expect(cookie).toMatch(/^flowctl_token=.+; Path=\/; HttpOnly; SameSite=Strict$/)
@@ -174,7 +186,12 @@ describe('POST /api/replay/<projectId>/<runId>', () => {
   it('runs the recorded input again and records replayOf', async () => {
     const response = await server.request(`/api/replay/shop/${runId}`, { method: 'POST' })
     expect(response.status).toBe(201)
-    const body = (await response.json()) as { runId: string; replayOf: string; response: { status: number; body: { ok: boolean } }; trace: { steps: unknown[] } }
+    const body = (await response.json()) as {
+      runId: string
+      replayOf: string
+      response: { status: number; body: { ok: boolean } }
+      trace: { steps: unknown[] }
+    }
     expect(body).toMatchObject({ replayOf: runId, response: { status: 201, body: { ok: true } } })
     expect(body.trace.steps).toHaveLength(4)
     const record = (await (await server.request(`/api/runs/shop/${body.runId}`)).json()) as { replayOf: string; input: unknown }
@@ -183,7 +200,10 @@ describe('POST /api/replay/<projectId>/<runId>', () => {
   })
 
   it('404 for an unknown run or project; 409 for a run that kept no input', async () => {
-    expect(await (await server.request('/api/replay/shop/nope', { method: 'POST' })).json()).toEqual({ ok: false, errors: ['no run with id "nope" in project shop'] })
+    expect(await (await server.request('/api/replay/shop/nope', { method: 'POST' })).json()).toEqual({
+      ok: false,
+      errors: ['no run with id "nope" in project shop'],
+    })
     expect((await server.request('/api/replay/nope/x', { method: 'POST' })).status).toBe(404)
     const keepNone = await startTestServer({ settings: [['limits:', 'history: { keep: none }\nlimits:']], app: { usersFile } })
     try {
@@ -233,7 +253,10 @@ describe('stored runs', () => {
     const id = response.headers.get('x-run-id')!
     const stored = await (await server.request(`/api/runs/shop/${id}`)).text()
     expect(stored).not.toContain(SECRET)
-    const record = JSON.parse(stored) as { input: { body: { password: string }; headers: Record<string, string> }; trace: { steps: { nodeId: string; output: unknown }[] } }
+    const record = JSON.parse(stored) as {
+      input: { body: { password: string }; headers: Record<string, string> }
+      trace: { steps: { nodeId: string; output: unknown }[] }
+    }
     expect(record.input.body.password).toBe('***')
     expect(record.input.headers).toEqual({ 'x-key': 'k ***' })
     expect(JSON.stringify(record.trace.steps.find((s) => s.nodeId === 'call')?.output)).toContain('Bearer ***')

@@ -11,7 +11,13 @@ import { openProjectStore } from '../../src/serve/project-store.js'
 import { cleanupTempDirs, copyFixture, eventually, makeTempDir } from '../helpers.js'
 
 function greet(message: string): string {
-  return ['name: Greet', 'nodes:', '  - { id: start, type: start, name: Start, method: get, next: done }', `  - { id: done, type: end, name: Done, body: { message: "${message}" } }`, ''].join('\n')
+  return [
+    'name: Greet',
+    'nodes:',
+    '  - { id: start, type: start, name: Start, method: get, next: done }',
+    `  - { id: done, type: end, name: Done, body: { message: "${message}" } }`,
+    '',
+  ].join('\n')
 }
 
 function collect(stream: PassThrough): () => string {
@@ -93,15 +99,30 @@ describe('serveCommand', () => {
       return Date.now() - began
     }
     const times: number[] = []
-    times.push(await timed(() => writeFile(file, greet('first')), async () => (await message()) === 'first'))
-    times.push(await timed(() => writeFile(file, greet('second')), async () => (await message()) === 'second'))
+    times.push(
+      await timed(
+        () => writeFile(file, greet('first')),
+        async () => (await message()) === 'first',
+      ),
+    )
+    times.push(
+      await timed(
+        () => writeFile(file, greet('second')),
+        async () => (await message()) === 'second',
+      ),
+    )
     await writeFile(file, 'name: Greet\nnodes:\n  - { id: start, type: start, name: Start, method: get, next: [oops\n')
     const problems = async () => ((await (await fetch(`${base}/api/status`)).json()) as { projects: { problems: string[] }[] }).projects[0]!.problems
     await eventually(async () => (await problems()).some((p) => p.startsWith('flows/greet.yaml:')), 2_000, 10)
     expect(await message()).toBe('second') // the last good version keeps serving
     expect(stdout() + stderr()).toMatch(/flows\/greet\.yaml:\d+:\d+: /)
     // Deleting waits for chokidar's atomic-write window (100 ms) before the unlink is reported.
-    times.push(await timed(() => rm(file), async () => (await fetch(url)).status === 404))
+    times.push(
+      await timed(
+        () => rm(file),
+        async () => (await fetch(url)).status === 404,
+      ),
+    )
     expect(stderr() + stdout()).toContain('reloaded shop (flows/greet.yaml): flow greet removed')
     // Generous against CI noise; the aim (and the usual time) is well under 200 ms.
     for (const ms of times) expect(ms).toBeLessThan(1_000)
@@ -231,8 +252,16 @@ describe('serveCommand with an open /api/events stream', () => {
     let listening!: (url: string) => void
     const ready = new Promise<string>((resolve) => (listening = resolve))
     const served = serveCommand([await copyFixture('example')], {
-      port: 0, host: '127.0.0.1', watch: false, quiet: true, env: {}, signal: stop.signal, onListening: listening,
-      users: join(await makeTempDir(), 'users.yaml'), stdout: new PassThrough(), stderr: new PassThrough(),
+      port: 0,
+      host: '127.0.0.1',
+      watch: false,
+      quiet: true,
+      env: {},
+      signal: stop.signal,
+      onListening: listening,
+      users: join(await makeTempDir(), 'users.yaml'),
+      stdout: new PassThrough(),
+      stderr: new PassThrough(),
     })
     const base = await ready
     const events = (await fetch(`${base}/api/events`)).body!.getReader()

@@ -76,9 +76,10 @@ describe('validate', () => {
   })
 
   it("rejects wrong settings by the kind's schema and by its own check, at file:line:column", async () => {
-    const broken = BALANCE_FLOW
-      .replace('values: ["{{start.credit}}", "{{= -start.debit }}", 0.5]', 'values: ["{{start.credit}}", "12", 0.5]')
-      .replace('    location: "https://example.com/top-up?missing={{total.total}}"', '    location: ""\n    next: ok')
+    const broken = BALANCE_FLOW.replace('values: ["{{start.credit}}", "{{= -start.debit }}", 0.5]', 'values: ["{{start.credit}}", "12", 0.5]').replace(
+      '    location: "https://example.com/top-up?missing={{total.total}}"',
+      '    location: ""\n    next: ok',
+    )
     const wrongType = BALANCE_FLOW.replace('name: Balance', 'name: Wrong').replace('    round: 1', '    round: 9\n    rounding: up')
     const result = await validateProject(await projectWith({ 'broken.yaml': broken, 'wrong.yaml': wrongType }))
     expect(result.ok).toBe(false)
@@ -102,9 +103,16 @@ describe('a run', () => {
 
   it('executes the added kinds through the Run API: a branch by its port, an answer by the terminating kind', async () => {
     const traced = await server.request('/api/run/shop/balance?_trace=1', jsonPost({ credit: 10, debit: 4.25 }))
-    const body = (await traced.json()) as { response: { status: number; body: unknown }; trace: { steps: { nodeId: string; port: string | null; output: unknown }[] } }
+    const body = (await traced.json()) as {
+      response: { status: number; body: unknown }
+      trace: { steps: { nodeId: string; port: string | null; output: unknown }[] }
+    }
     expect(body.response).toEqual({ status: 200, body: { total: 6.3 } })
-    expect(body.trace.steps.map((step) => [step.nodeId, step.port])).toEqual([['start', 'out'], ['total', 'positive'], ['ok', null]])
+    expect(body.trace.steps.map((step) => [step.nodeId, step.port])).toEqual([
+      ['start', 'out'],
+      ['total', 'positive'],
+      ['ok', null],
+    ])
     expect(body.trace.steps[1]!.output).toEqual({ total: 6.3 })
 
     const negative = await server.request('/api/run/shop/balance', jsonPost({ credit: 1, debit: 4 }))
@@ -133,7 +141,12 @@ describe('the published flow schema', () => {
     expect(defs.sumNode!.properties).toHaveProperty('values')
     expect(defs.redirectNode!.properties).not.toHaveProperty('next')
     const validate = compileShapeSchema(schema)
-    const flow = (total: Record<string, unknown>) => ({ nodes: [{ id: 's', type: 'start', next: 't' }, { id: 't', type: 'sum', ...total }] })
+    const flow = (total: Record<string, unknown>) => ({
+      nodes: [
+        { id: 's', type: 'start', next: 't' },
+        { id: 't', type: 'sum', ...total },
+      ],
+    })
     expect(validate(flow({ values: [1, 2] }))).toBe(true)
     expect(validate(flow({ values: [] }))).toBe(false)
     expect(validate(flow({ values: [1], rounding: 'up' }))).toBe(false)

@@ -23,7 +23,16 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
     node: flow.nodes[0]!,
     project,
     // Node kinds that touch the store get a real one; the others must not touch it.
-    store: options.store ?? (new Proxy({}, { get: () => { throw new Error('this node must not use the store') } }) as Store),
+    store:
+      options.store ??
+      (new Proxy(
+        {},
+        {
+          get: () => {
+            throw new Error('this node must not use the store')
+          },
+        },
+      ) as Store),
     resolve: createResolver(flow, scope, project.secrets, options.expressionValues),
     resolveParts: (text) => resolveParts(text, scope, project.secrets, templateCacheOf(flow), options.expressionValues ?? new Map()),
     signal: options.signal ?? new AbortController().signal,
@@ -31,6 +40,13 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
     inputs: options.inputs,
     callFlow: options.callFlow ?? (() => Promise.reject(new Error('this node must not call flows'))),
     fetch: (url, init) => fetch(url, init),
-    sleep: (ms, signal) => new Promise<void>((resolve) => { const timer = setTimeout(resolve, ms); signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }) }),
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms)
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer)
+          resolve()
+        })
+      }),
   }
 }

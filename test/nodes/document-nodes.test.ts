@@ -17,7 +17,8 @@ let store: Store
 const ids: string[] = []
 beforeAll(async () => {
   store = await openSqliteStore(':memory:')
-  for (let i = 1; i <= 5; i += 1) ids.push(await store.insertDocument('test', 'tickets', { n: i, status: i % 2 ? 'open' : 'closed', owner: { id: `u${i % 2}` } }))
+  for (let i = 1; i <= 5; i += 1)
+    ids.push(await store.insertDocument('test', 'tickets', { n: i, status: i % 2 ? 'open' : 'closed', owner: { id: `u${i % 2}` } }))
 })
 afterAll(() => store.close())
 
@@ -31,7 +32,8 @@ describe('get', () => {
       port: 'found',
     })
     const missing: unknown[] = ['nope', null, { $ne: null }, 42, ['x']]
-    for (const id of missing) expect(await run(getNode, { collection: 'tickets', documentId: '{{start.id}}' }, { start: { id } })).toEqual({ output: null, port: 'missing' })
+    for (const id of missing)
+      expect(await run(getNode, { collection: 'tickets', documentId: '{{start.id}}' }, { start: { id } })).toEqual({ output: null, port: 'missing' })
     expect(await run(getNode, { collection: 'other', documentId: ids[0] })).toEqual({ output: null, port: 'missing' })
   })
 })
@@ -41,7 +43,13 @@ describe('find', () => {
     ['no filter: everything, insertion order', {}, {}, [1, 2, 3, 4, 5], 5],
     ['a referenced equality', { filter: { status: '{{start.status}}' } }, { status: 'open' }, [1, 3, 5], 3],
     ['sort and page; count is every match', { filter: { status: 'open' }, sort: { n: -1 }, limit: 2, skip: 1 }, {}, [3, 1], 3],
-    ['limit and skip from references given as text', { sort: { n: 1 }, limit: '{{start.limit}}', skip: '{{start.skip}}' }, { limit: '2', skip: '3' }, [4, 5], 5],
+    [
+      'limit and skip from references given as text',
+      { sort: { n: 1 }, limit: '{{start.limit}}', skip: '{{start.skip}}' },
+      { limit: '2', skip: '3' },
+      [4, 5],
+      5,
+    ],
     ['a limit above 1000 is capped', { limit: '{{start.limit}}' }, { limit: 5000 }, [1, 2, 3, 4, 5], 5],
     ['dotted path and $in from a reference', { filter: { 'owner.id': { $in: '{{start.owners}}' } } }, { owners: ['u0'] }, [2, 4], 2],
     ['an operator-looking value is data', { filter: { status: '{{start.status}}' } }, { status: { $ne: null } }, [], 0],
@@ -55,9 +63,13 @@ describe('find', () => {
   })
 
   it('fails on a limit that is not a whole number, and on a $in that is not a list', async () => {
-    await expect(run(findNode, { collection: 'tickets', limit: '{{start.limit}}' }, { start: { limit: 'ten' } })).rejects.toThrow('limit must be a whole number of 0 or more, got "ten"')
+    await expect(run(findNode, { collection: 'tickets', limit: '{{start.limit}}' }, { start: { limit: 'ten' } })).rejects.toThrow(
+      'limit must be a whole number of 0 or more, got "ten"',
+    )
     await expect(run(findNode, { collection: 'tickets', skip: '{{start.skip}}' }, { start: { skip: -1 } })).rejects.toThrow('skip must be a whole number')
-    await expect(run(findNode, { collection: 'tickets', filter: { n: { $in: '{{start.x}}' } } }, { start: { x: 3 } })).rejects.toThrow('$in/$nin needs a list, got number 3')
+    await expect(run(findNode, { collection: 'tickets', filter: { n: { $in: '{{start.x}}' } } }, { start: { x: 3 } })).rejects.toThrow(
+      '$in/$nin needs a list, got number 3',
+    )
   })
 })
 
@@ -83,7 +95,9 @@ describe('delete', () => {
   it('deletes by id or filter and reports how many', async () => {
     expect(await run(deleteNode, { collection: 'tickets', documentId: '{{start.id}}' }, { start: { id: ids[4] } })).toEqual({ output: { deleted: 1 } })
     expect(await run(deleteNode, { collection: 'tickets', documentId: '{{start.id}}' }, { start: { id: ids[4] } })).toEqual({ output: { deleted: 0 } })
-    expect(await run(deleteNode, { collection: 'tickets', filter: { status: '{{start.s}}' } }, { start: { s: "' OR 1=1 --" } })).toEqual({ output: { deleted: 0 } })
+    expect(await run(deleteNode, { collection: 'tickets', filter: { status: '{{start.s}}' } }, { start: { s: "' OR 1=1 --" } })).toEqual({
+      output: { deleted: 0 },
+    })
     expect(await run(deleteNode, { collection: 'tickets', filter: { status: 'open' } })).toEqual({ output: { deleted: 2 } })
     expect((await store.findDocuments('test', 'tickets', { filter: { kind: 'all', items: [] }, limit: 10 })).count).toBe(2)
   })
@@ -96,7 +110,11 @@ describe('load checks', () => {
     [deleteNode, { collection: 'c' }, ['delete needs a documentId or a filter with at least one condition']],
     [deleteNode, { collection: 'c', filter: {} }, ['delete needs a documentId or a filter with at least one condition']],
     [updateNode, { collection: 'c', set: { a: 1 } }, ['update needs a documentId or a filter with at least one condition']],
-    [updateNode, { collection: 'c', documentId: 'x', set: { _id: 1, 'a.b': 2 }, unset: ['$x'] }, ["set: _id is the document's id", 'set: "a.b" must be a top-level field', 'unset: "$x" is not a field path']],
+    [
+      updateNode,
+      { collection: 'c', documentId: 'x', set: { _id: 1, 'a.b': 2 }, unset: ['$x'] },
+      ["set: _id is the document's id", 'set: "a.b" must be a top-level field', 'unset: "$x" is not a field path'],
+    ],
     [updateNode, { collection: 'c', documentId: 'x', set: { a: 1 } }, []],
   ]
   it.each(table)('%s %j', (kind, settings, messages) => {

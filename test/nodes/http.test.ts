@@ -15,7 +15,12 @@ const scope = { start: { sku: 'A-1', qty: 2 } }
 
 describe('http node', () => {
   it('GETs a URL built from references and parses a JSON answer', async () => {
-    const spec = { id: 'h', type: 'http', url: `${server.url}/echo?sku={{start.sku}}`, headers: { 'X-Qty': '{{start.qty}}', Authorization: 'Bearer ${secrets.API}' } }
+    const spec = {
+      id: 'h',
+      type: 'http',
+      url: `${server.url}/echo?sku={{start.sku}}`,
+      headers: { 'X-Qty': '{{start.qty}}', Authorization: 'Bearer ${secrets.API}' },
+    }
     const { output } = await httpNode.execute(nodeContext(spec, { scope, secrets: { API: 'api-key-1' } }))
     const { status, headers, body } = output as { status: number; headers: Record<string, string>; body: Record<string, unknown> }
     expect(status).toBe(200)

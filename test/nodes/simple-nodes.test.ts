@@ -37,7 +37,15 @@ describe('if', () => {
   const cases: [unknown, boolean][] = [
     [{ left: '{{start.qty}}', op: 'gt', right: 10 }, true],
     [{ left: '{{start.qty}}', op: 'lte', right: 10 }, false],
-    [{ any: [{ left: '{{start.sku}}', op: 'startsWith', right: 'B' }, { left: '{{price.total}}', op: 'lt', right: 10 }] }, true],
+    [
+      {
+        any: [
+          { left: '{{start.sku}}', op: 'startsWith', right: 'B' },
+          { left: '{{price.total}}', op: 'lt', right: 10 },
+        ],
+      },
+      true,
+    ],
   ]
   it.each(cases)('%j → port %s', async (condition, result) => {
     const outcome = await ifNode.execute(nodeContext({ id: 'c', type: 'if', condition }, { scope }))
@@ -46,7 +54,11 @@ describe('if', () => {
 })
 
 describe('switch', () => {
-  const cases = [{ value: 'open', port: 'open' }, { value: 'shipped', port: 'sent' }, { value: 2, port: 'two' }]
+  const cases = [
+    { value: 'open', port: 'open' },
+    { value: 'shipped', port: 'sent' },
+    { value: 2, port: 'two' },
+  ]
   const table: [string, string | undefined, string][] = [
     ['{{start.state}}', undefined, 'sent'],
     ['open', undefined, 'open'],
@@ -63,7 +75,14 @@ describe('switch', () => {
 
   it('lists its ports from its cases and default', () => {
     expect(switchNode.ports({ cases, default: 'other' })).toEqual(['open', 'sent', 'two', 'other'])
-    expect(switchNode.ports({ cases: [{ value: 1, port: 'a' }, { value: 2, port: 'a' }] })).toEqual(['a', 'default'])
+    expect(
+      switchNode.ports({
+        cases: [
+          { value: 1, port: 'a' },
+          { value: 2, port: 'a' },
+        ],
+      }),
+    ).toEqual(['a', 'default'])
   })
 })
 

@@ -13,7 +13,7 @@ describe('OpenAPI of an async Start', async () => {
     components: { schemas: Record<string, unknown> }
   }
 
-  it('answers 202 with the AsyncAccepted body and a Location header, not the End\'s 201 or a 500', () => {
+  it("answers 202 with the AsyncAccepted body and a Location header, not the End's 201 or a 500", () => {
     const responses = doc.paths['/api/run/jobs/import-orders']!.post!.responses
     // 409 and 422: the flow takes an Idempotency-Key (a repeat replays the first 202).
     expect(Object.keys(responses)).toEqual(['202', '400', '401', '409', '413', '415', '422', '429', '503'])

@@ -81,7 +81,8 @@ describe('generateOpenApi: operations', () => {
 
   it('defaults operationIds to <startNodeId>_<method>_<slug>, unchanged when an unrelated flow is added', () => {
     const flows = [simpleFlow('quote'), simpleFlow('create-order'), simpleFlow('fetch', { method: 'get' }), simpleFlow('nightly')]
-    const ids = (doc: ReturnType<typeof generate>) => Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, Object.values(item)[0]!.operationId]))
+    const ids = (doc: ReturnType<typeof generate>) =>
+      Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, Object.values(item)[0]!.operationId]))
     const before = ids(generate(flows))
     expect(Object.values(before)).toEqual(['start_post_create-order', 'start_get_fetch', 'start_post_nightly', 'start_post_quote'])
     // A flow sorting first, with the same Start id and method, renames nothing.
@@ -90,10 +91,7 @@ describe('generateOpenApi: operations', () => {
   })
 
   it('uses the Start summary and operationId settings; an explicit id taken twice gets a number in path order', () => {
-    const doc = generate([
-      simpleFlow('b', { operationId: 'createThing', summary: 'Create a thing' }),
-      simpleFlow('a', { operationId: 'createThing' }),
-    ])
+    const doc = generate([simpleFlow('b', { operationId: 'createThing', summary: 'Create a thing' }), simpleFlow('a', { operationId: 'createThing' })])
     expect(doc.paths['/api/run/shop/a']!.post!.operationId).toBe('createThing')
     expect(doc.paths['/api/run/shop/b']!.post!.operationId).toBe('createThing_2')
     expect(doc.paths['/api/run/shop/b']!.post!.summary).toBe('Create a thing')
@@ -115,7 +113,10 @@ describe('generateOpenApi: operations', () => {
     ])
     expect(Object.keys(doc.paths['/api/run/shop/both']!.post!.requestBody!.content)).toEqual(['application/json', 'application/x-www-form-urlencoded'])
     expect(doc.paths['/api/run/shop/form']!.post!.requestBody!.content).toEqual({ 'application/x-www-form-urlencoded': { schema: body } })
-    expect(doc.paths['/api/run/shop/text']!.post!.requestBody).toEqual({ required: true, content: { 'text/plain': { schema: { type: 'string', maxLength: 10 } } } })
+    expect(doc.paths['/api/run/shop/text']!.post!.requestBody).toEqual({
+      required: true,
+      content: { 'text/plain': { schema: { type: 'string', maxLength: 10 } } },
+    })
     expect(doc.paths['/api/run/shop/text-any']!.post!.requestBody).toEqual({ required: false, content: { 'text/plain': { schema: { type: 'string' } } } })
   })
 
@@ -186,7 +187,17 @@ describe('generateOpenApi: responses', () => {
       slug: 'route',
       startNext: 'sw',
       nodes: [
-        { id: 'sw', type: 'switch', value: 1, cases: [{ value: 1, port: 'one' }, { value: 2, port: 'two' }], default: 'other', next: { one: 'e1', two: 'e2', other: 'e3' } },
+        {
+          id: 'sw',
+          type: 'switch',
+          value: 1,
+          cases: [
+            { value: 1, port: 'one' },
+            { value: 2, port: 'two' },
+          ],
+          default: 'other',
+          next: { one: 'e1', two: 'e2', other: 'e3' },
+        },
         { id: 'e1', type: 'end', schema: a },
         { id: 'e2', type: 'end', schema: b },
         { id: 'e3', type: 'end', schema: { ...a } },
@@ -267,7 +278,9 @@ describe('generateOpenApi: security', () => {
       simpleFlow('key-empty', { auth: { type: 'apiKey', key: 'k', header: '' } }),
       simpleFlow('key-custom', { auth: { type: 'apiKey', key: 'k', header: 'X-Shop-Key' } }),
       simpleFlow('github', { auth: { type: 'hmac', secret: 's', header: 'X-Hub-Signature-256', algorithm: 'sha256', prefix: 'sha256=', encoding: 'hex' } }),
-      simpleFlow('github-2', { auth: { type: 'hmac', secret: 'other', header: 'X-Hub-Signature-256', algorithm: 'sha256', prefix: 'sha256=', encoding: 'hex' } }),
+      simpleFlow('github-2', {
+        auth: { type: 'hmac', secret: 'other', header: 'X-Hub-Signature-256', algorithm: 'sha256', prefix: 'sha256=', encoding: 'hex' },
+      }),
       simpleFlow('shopify', { auth: { type: 'hmac', secret: 's', header: 'X-Shopify-Hmac-Sha256', algorithm: 'sha256', prefix: '', encoding: 'base64' } }),
       simpleFlow('open'),
     ])
@@ -314,7 +327,12 @@ describe('generateOpenApi: stable output', () => {
   const flows = () => [
     orderFlow(),
     simpleFlow('quote', { inputs: { body: { type: 'object', properties: { items: { type: 'array' } } } } }),
-    simpleFlow('status', { method: 'get', startId: 'begin', auth: { type: 'apiKey', key: 'k', header: 'X-Key' }, inputs: { path: { type: 'object', properties: { id: { type: 'string' } } } } }),
+    simpleFlow('status', {
+      method: 'get',
+      startId: 'begin',
+      auth: { type: 'apiKey', key: 'k', header: 'X-Key' },
+      inputs: { path: { type: 'object', properties: { id: { type: 'string' } } } },
+    }),
     simpleFlow('basic', { auth: { type: 'basic', username: 'u', password: 'p' } }),
   ]
 
@@ -351,13 +369,38 @@ describe('generateOpenApi: stable output', () => {
 describe('generateOpenApi: passes a real OpenAPI 3.0.3 validator', () => {
   it.each([
     ['the order flow', () => generate([orderFlow()])],
-    ['many kinds of flows', () => generate([
-      orderFlow(),
-      simpleFlow('a', { method: 'get', inputs: { path: { type: 'object', properties: { x: { type: 'string' }, y: { type: 'integer', exclusiveMinimum: 0 } } }, query: { type: 'object', properties: { q: { type: ['string', 'null'], 'x-ui': 1 } } } } }),
-      simpleFlow('b', { method: 'patch', schema: { type: 'object', properties: { v: { const: 'x' }, list: { type: 'array' }, n: { type: 'null' } }, $schema: 'http://json-schema.org/draft-07/schema#' }, inputs: { body: { type: 'object', properties: { choice: { type: ['string', 'number', 'null'] } }, $defs: { z: {} } } } }),
-      simpleFlow('c', { method: 'delete', auth: { type: 'apiKey', key: 'k', header: 'X-Other' } }),
-      flow({ slug: 'd', startNext: 'x', nodes: [{ id: 'x', type: 'if', condition: {}, next: { true: 'e' } }, { id: 'e', type: 'end', status: 204 }] }),
-    ])],
+    [
+      'many kinds of flows',
+      () =>
+        generate([
+          orderFlow(),
+          simpleFlow('a', {
+            method: 'get',
+            inputs: {
+              path: { type: 'object', properties: { x: { type: 'string' }, y: { type: 'integer', exclusiveMinimum: 0 } } },
+              query: { type: 'object', properties: { q: { type: ['string', 'null'], 'x-ui': 1 } } },
+            },
+          }),
+          simpleFlow('b', {
+            method: 'patch',
+            schema: {
+              type: 'object',
+              properties: { v: { const: 'x' }, list: { type: 'array' }, n: { type: 'null' } },
+              $schema: 'http://json-schema.org/draft-07/schema#',
+            },
+            inputs: { body: { type: 'object', properties: { choice: { type: ['string', 'number', 'null'] } }, $defs: { z: {} } } },
+          }),
+          simpleFlow('c', { method: 'delete', auth: { type: 'apiKey', key: 'k', header: 'X-Other' } }),
+          flow({
+            slug: 'd',
+            startNext: 'x',
+            nodes: [
+              { id: 'x', type: 'if', condition: {}, next: { true: 'e' } },
+              { id: 'e', type: 'end', status: 204 },
+            ],
+          }),
+        ]),
+    ],
     ['an empty project', () => generate([])],
   ])('%s', async (_name, make) => {
     await expectValidDocument(make())

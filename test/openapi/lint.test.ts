@@ -46,7 +46,10 @@ describe.each([
   it('passes Redocly CLI lint (recommended) with 0 errors', async () => {
     const file = await exported(fixture, format)
     const result = await run('redocly', ['lint', file, '--config', join(CONFIG, 'redocly.yaml'), '--format', 'json'])
-    const report = JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; severity: string; message: string }[] }
+    const report = JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))) as {
+      totals: { errors: number; warnings: number }
+      problems: { ruleId: string; severity: string; message: string }[]
+    }
     expect(report.problems.filter((p) => p.severity === 'error')).toEqual([])
     expect(report.totals.errors).toBe(0)
     // The rules that failed before SPEC §11 stay quiet, warnings included.
@@ -67,7 +70,9 @@ describe.each([
 describe('the linters are not vacuous', () => {
   it('Redocly reports the errors the issue saw before the fixes', async () => {
     const project = await loadProject(join(ROOT, 'fixtures', 'example'), { env: {} })
-    const doc = generateOpenApi(project, { serverUrl: 'https://api.shop.test' }) as unknown as { paths: Record<string, Record<string, Record<string, unknown>>> }
+    const doc = generateOpenApi(project, { serverUrl: 'https://api.shop.test' }) as unknown as {
+      paths: Record<string, Record<string, Record<string, unknown>>>
+    }
     const operation = doc.paths['/api/run/shop/quote']!.post!
     delete operation.security
     ;(operation.responses as Record<string, unknown>)['200'] = { description: 'x', content: { 'application/json': { schema: { nullable: true } } } }

@@ -22,7 +22,13 @@ const PARTS = (min: number, max: number): string[] => {
   }
   return parts
 }
-const RANGES: [number, number][] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]]
+const RANGES: [number, number][] = [
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 7],
+]
 
 // flowctl checks the dialect itself (cron-dialect.ts) and hands croner a rewritten pattern: every
 // expression it accepts must be one croner accepts too, or a schedule would fail at run time.
@@ -86,10 +92,28 @@ describe('plainlySatisfies (schedule input against the Start body schema)', () =
     object({ c: { const: 'x' }, any: {} }),
   ]
   const values: unknown[] = [
-    {}, { reason: 'nightly' }, { reason: 3 }, { n: 3 }, { n: 0 }, { n: 2.5, tag: 'c' }, { n: 5, tag: null },
-    { list: ['ab', 'cd'] }, { list: [] }, { list: ['a'] }, { list: ['ab'], more: 1 }, { when: '2026-01-01T00:00:00Z' }, { when: 'soon' },
-    { deep: { x: 1 } }, { deep: { x: 0 } }, { deep: { x: null } }, { deep: {} }, { flag: true, other: 'no' }, { c: 'x', any: [1, { a: 2 }] }, { c: 'y' },
-    { reason: '😀' }, { list: ['😀'] },
+    {},
+    { reason: 'nightly' },
+    { reason: 3 },
+    { n: 3 },
+    { n: 0 },
+    { n: 2.5, tag: 'c' },
+    { n: 5, tag: null },
+    { list: ['ab', 'cd'] },
+    { list: [] },
+    { list: ['a'] },
+    { list: ['ab'], more: 1 },
+    { when: '2026-01-01T00:00:00Z' },
+    { when: 'soon' },
+    { deep: { x: 1 } },
+    { deep: { x: 0 } },
+    { deep: { x: null } },
+    { deep: {} },
+    { flag: true, other: 'no' },
+    { c: 'x', any: [1, { a: 2 }] },
+    { c: 'y' },
+    { reason: '😀' },
+    { list: ['😀'] },
   ]
 
   it('is true only when ajv accepts, with the same defaults applied', () => {
@@ -110,7 +134,7 @@ describe('plainlySatisfies (schedule input against the Start body schema)', () =
     expect(sure).toBeGreaterThan(20)
   })
 
-  it('is sure about the example project\'s nightly input', () => {
+  it("is sure about the example project's nightly input", () => {
     expect(plainlySatisfies(schemas[0] as JsonSchema, { reason: 'nightly' })).toBe(true)
     expect(plainlySatisfies(schemas[0] as JsonSchema, { reason: 3 })).toBe(false)
   })

@@ -32,7 +32,10 @@ describe('conditions', () => {
     ['{ any: [{ left: 1, op: exists }, { not: { left: "{{ start.a }}", op: empty } }] }', []],
     ['{ all: [{ left: 1, op: eq }], left: 2 }', ['10:16 node "check": condition with "all" cannot have other keys (left)']],
     ['{}', ['10:16 node "check": condition needs "left"', '10:16 node "check": condition needs "op"']],
-    ['{ left: 1, op: eq, rigth: 2 }', ['10:35 node "check": "rigth" is not allowed in condition (did you mean "right"?) (allowed: left, op, right, all, any, not)']],
+    [
+      '{ left: 1, op: eq, rigth: 2 }',
+      ['10:35 node "check": "rigth" is not allowed in condition (did you mean "right"?) (allowed: left, op, right, all, any, not)'],
+    ],
     ['{ not: { left: 1 } }', ['10:23 node "check": condition.not needs "op"']],
   ])('%s', (condition, expected) => {
     expect(describeProblems(check(ifNode(condition)))).toEqual(expected)
@@ -95,7 +98,11 @@ describe('references', () => {
     body: ${endBody}
 `
   it('allows any ancestor on some path, run fields and defined secrets', () => {
-    const result = check(chain('{ a: "{{ first_step.n }}", c: "{{only_true.n}}", run: "{{ run.id }} at {{ run.startedAt }}", s: "${secrets.TOKEN}", items: "{{ start.items.0.sku }}" }'))
+    const result = check(
+      chain(
+        '{ a: "{{ first_step.n }}", c: "{{only_true.n}}", run: "{{ run.id }} at {{ run.startedAt }}", s: "${secrets.TOKEN}", items: "{{ start.items.0.sku }}" }',
+      ),
+    )
     expect(describeProblems(result)).toEqual([])
     expect(result.flow).not.toBeNull()
   })

@@ -69,7 +69,10 @@ describe('a large project', () => {
     const manyFlows = [...project.flows.values()].filter((flow) => flow.file.startsWith('flows/many-'))
     const missing = Object.keys(generatedFlows()).filter((name) => !manyFlows.some((flow) => flow.file === `flows/${name}`))
     expect(missing).toEqual([fileOf(50), fileOf(100), fileOf(150), fileOf(151), fileOf(250)]) // the file with only a warning is served
-    expect(manyFlows.at(-1)?.nodes.map((node) => node.pos)).toEqual([{ line: 3, column: 5 }, { line: 9, column: 5 }])
+    expect(manyFlows.at(-1)?.nodes.map((node) => node.pos)).toEqual([
+      { line: 3, column: 5 },
+      { line: 9, column: 5 },
+    ])
   })
 
   describe('served', () => {

@@ -29,7 +29,20 @@ describe('loadProject(fixtures/example)', () => {
   it('loads 10 flows without errors', async () => {
     const project = await loadProject(EXAMPLE, { env: {} })
     expect(project.dir).toBe(EXAMPLE)
-    expect([...project.flows.keys()]).toEqual(['bulk-quote', 'create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'quote', 'stock-check', 'update-ticket'])
+    expect([...project.flows.keys()]).toEqual([
+      'bulk-quote',
+      'create-order',
+      'create-ticket',
+      'delete-ticket',
+      'fetch-status',
+      'get-ticket',
+      'list-tickets',
+      'nightly-cleanup',
+      'order-status',
+      'quote',
+      'stock-check',
+      'update-ticket',
+    ])
     expect(project.problems.filter((p) => p.severity === 'error')).toEqual([])
   })
 
@@ -50,13 +63,26 @@ describe('loadProject(fixtures/example)', () => {
     expect(order?.start).toMatchObject({ method: 'post', auth: { type: 'bearer', token: '${secrets.ORDERS_TOKEN}' }, pathParams: [] })
     expect(Object.keys(order?.start?.inputs ?? {})).toEqual(['body', 'headers'])
     const check = order?.nodesById.get('check')
-    expect(check).toMatchObject({ type: 'if', name: 'Big Order', refName: 'big_order', next: { true: 'save_big', false: 'save' }, pos: { line: 19, column: 5 } })
+    expect(check).toMatchObject({
+      type: 'if',
+      name: 'Big Order',
+      refName: 'big_order',
+      next: { true: 'save_big', false: 'save' },
+      pos: { line: 19, column: 5 },
+    })
     expect(check?.settings).toEqual({ condition: { left: '{{start.qty}}', op: 'gt', right: 10 } })
     expect(order?.nodesById.get('start')?.next).toEqual({ out: 'check' })
 
     const status = project.flows.get('order-status')
     expect(status?.start).toMatchObject({ method: 'get', auth: null, pathParams: ['state'] })
-    expect(project.flows.get('nightly-cleanup')?.schedule).toEqual({ cron: '0 3 * * *', enabled: true, timezone: 'Europe/Berlin', input: { reason: 'nightly' }, catchUp: 'none', catchUpMinutes: 60 })
+    expect(project.flows.get('nightly-cleanup')?.schedule).toEqual({
+      cron: '0 3 * * *',
+      enabled: true,
+      timezone: 'Europe/Berlin',
+      input: { reason: 'nightly' },
+      catchUp: 'none',
+      catchUpMinutes: 60,
+    })
   })
 
   it('loads secrets from the dotenv file, overridden by FLOWCTL_SECRET_*', async () => {
@@ -68,11 +94,13 @@ describe('loadProject(fixtures/example)', () => {
 })
 
 describe('loadProject defaults', () => {
-  const flow = (extra = '') => `name: Ping\n${extra}nodes:\n  - id: start\n    type: start\n    name: Start\n    next: done\n  - id: done\n    type: end\n    name: Done\n`
+  const flow = (extra = '') =>
+    `name: Ping\n${extra}nodes:\n  - id: start\n    type: start\n    name: Start\n    next: done\n  - id: done\n    type: end\n    name: Done\n`
 
   it('fills every default of flowctl.yaml, Start and schedule', async () => {
     const dir = await tempProject({
-      'flowctl.yaml': 'projectId: p1\nname: P\ntimezone: Asia/Tokyo\nnotify:\n  channels:\n    hook: { type: webhook, url: "${secrets.HOOK}" }\n  digests:\n    - { flows: "*", cron: "@daily", channel: hook }\n',
+      'flowctl.yaml':
+        'projectId: p1\nname: P\ntimezone: Asia/Tokyo\nnotify:\n  channels:\n    hook: { type: webhook, url: "${secrets.HOOK}" }\n  digests:\n    - { flows: "*", cron: "@daily", channel: hook }\n',
       'flows/ping.yml': flow('schedule: { cron: "@hourly" }\n').replace('    next: done\n', '    auth: { type: apiKey, key: k }\n    next: done\n'),
     })
     const project = await loadProject(dir, { env: {} })
@@ -90,13 +118,19 @@ describe('loadProject defaults', () => {
   it.each([
     ['history: { keep: failed }\nlimits: { traceBytes: 4096 }\n', { keep: 'failed', traceBytes: 4096 }, []],
     ['history: { keep: none }\n', { keep: 'none', traceBytes: 65_536 }, []],
-    ['history: { keep: sometimes }\n', { keep: 'all', traceBytes: 65_536 }, ['flowctl.yaml:3:18: history.keep must be one of: all, failed, none (not "sometimes")']],
+    [
+      'history: { keep: sometimes }\n',
+      { keep: 'all', traceBytes: 65_536 },
+      ['flowctl.yaml:3:18: history.keep must be one of: all, failed, none (not "sometimes")'],
+    ],
     ['limits: { traceBytes: 10 }\n', { keep: 'all', traceBytes: 10 }, ['flowctl.yaml:3:23: limits.traceBytes must be >= 1024']],
   ])('reads history.keep and limits.traceBytes: %s', async (extra, expected, problems) => {
     const dir = await tempProject({ 'flowctl.yaml': `projectId: p1\nname: P\n${extra}`, 'flows/ping.yml': flow('') })
     const project = await loadProject(dir, { env: {} }).catch((error: { problems?: unknown[] }) => error)
     if (problems.length) {
-      const found = ((project as { problems?: { file: string; line: number; column: number; message: string }[] }).problems ?? []).map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`)
+      const found = ((project as { problems?: { file: string; line: number; column: number; message: string }[] }).problems ?? []).map(
+        (p) => `${p.file}:${p.line}:${p.column}: ${p.message}`,
+      )
       expect(found).toEqual(problems)
       return
     }

@@ -51,12 +51,67 @@ describe('readPlainYaml', () => {
 
   it('agrees with yaml on generated documents it accepts (or refuses them)', () => {
     const fragments = [
-      'a: &x 1', 'b: *x', 'c: !!str 1', 'd: !!float 1', 'e: !foo x', '- &y [1]', '- *y', 'a', 'b: 1', 'c: |', 'd: >-',
-      '  x', '  y z', '    w', '', '- q', '- r: s', '  t: "u\\n v"', "  'p''q'", 'n: |2+', '  - 1', '  - "2"',
-      'e: [1, "2", {f: g}]', 'h: {i: [j]}', '# c', 'z: x # c', 'l: 0o17', 'm: 0x1A', 'p: -.5', 'q: 1e3', 'q: 1e400',
-      'r: true', 's: ~', 't:', 'u: "', "v: '", 'w: a\\b', 'y: "a\\"b"', '__proto__: 1', 'k: \r', 'k:\tv', '---', 'A: ...',
-      'C: --- x', 'D: [', '}', '  ? a', '  : b', ': v', '~: v', 'null: v', 'F: 1:2', 'G: https://x?a=1&b=2',
-      'H: "*/15 * * * *"', 'J: 1_0', 'K: +1', 'L: .5e1', 'M: "\\u00e9\\U0001F600"', "O: 'a\n  b'", 'P: a\n  b', '%YAML 1.2',
+      'a: &x 1',
+      'b: *x',
+      'c: !!str 1',
+      'd: !!float 1',
+      'e: !foo x',
+      '- &y [1]',
+      '- *y',
+      'a',
+      'b: 1',
+      'c: |',
+      'd: >-',
+      '  x',
+      '  y z',
+      '    w',
+      '',
+      '- q',
+      '- r: s',
+      '  t: "u\\n v"',
+      "  'p''q'",
+      'n: |2+',
+      '  - 1',
+      '  - "2"',
+      'e: [1, "2", {f: g}]',
+      'h: {i: [j]}',
+      '# c',
+      'z: x # c',
+      'l: 0o17',
+      'm: 0x1A',
+      'p: -.5',
+      'q: 1e3',
+      'q: 1e400',
+      'r: true',
+      's: ~',
+      't:',
+      'u: "',
+      "v: '",
+      'w: a\\b',
+      'y: "a\\"b"',
+      '__proto__: 1',
+      'k: \r',
+      'k:\tv',
+      '---',
+      'A: ...',
+      'C: --- x',
+      'D: [',
+      '}',
+      '  ? a',
+      '  : b',
+      ': v',
+      '~: v',
+      'null: v',
+      'F: 1:2',
+      'G: https://x?a=1&b=2',
+      'H: "*/15 * * * *"',
+      'J: 1_0',
+      'K: +1',
+      'L: .5e1',
+      'M: "\\u00e9\\U0001F600"',
+      "O: 'a\n  b'",
+      'P: a\n  b',
+      '%YAML 1.2',
     ]
     const random = seeded(21)
     let accepted = 0
@@ -87,7 +142,10 @@ describe('checkFlowFile with the fast reader', () => {
     const text = 'name: Hello\nnodes:\n  - id: start\n    type: start\n    next: done\n  - id: done\n    type: end\n'
     const result = checkFlowFile('flows/hello.yaml', text, context)
     expect(result.problems).toEqual([])
-    expect(result.flow?.nodes.map((n) => n.pos)).toEqual([{ line: 3, column: 5 }, { line: 6, column: 5 }])
+    expect(result.flow?.nodes.map((n) => n.pos)).toEqual([
+      { line: 3, column: 5 },
+      { line: 6, column: 5 },
+    ])
     // Asked again after the load (as the cross-file checks do), the position comes from a fresh parse.
     expect(positionAt(result.collector.source!, ['name'])).toEqual({ line: 1, column: 7 })
   })
@@ -96,8 +154,6 @@ describe('checkFlowFile with the fast reader', () => {
     const text = 'name: Broken\nnodes:\n  - id: start\n    type: start\n    next: nowhere\n'
     const result = checkFlowFile('flows/broken.yaml', text, context)
     expect(result.flow).toBeNull()
-    expect(result.problems.map((p) => `${p.line}:${p.column} ${p.message}`)).toEqual([
-      expect.stringMatching(/^5:11 .*nowhere/),
-    ])
+    expect(result.problems.map((p) => `${p.line}:${p.column} ${p.message}`)).toEqual([expect.stringMatching(/^5:11 .*nowhere/)])
   })
 })

@@ -42,9 +42,18 @@ describe('generated validator modules', () => {
 
 /** Values with many kinds of mistakes, for the schema under test. */
 const WRONG_VALUES: unknown[] = [
-  null, 3, 'text', [], {},
+  null,
+  3,
+  'text',
+  [],
+  {},
   { nxt: 'a', nodes: 'x', name: '', schedule: { cron: 5, enabled: 'yes', extra: 1 } },
-  { projectId: 7, name: '', limits: { runTimeoutMs: 0, foo: 1 }, notify: { channels: { a: { type: 'webhook' }, b: { type: 'file', path: '' }, c: { type: 'x' } }, alerts: [{ flows: [1] }], digests: [{}] } },
+  {
+    projectId: 7,
+    name: '',
+    limits: { runTimeoutMs: 0, foo: 1 },
+    notify: { channels: { a: { type: 'webhook' }, b: { type: 'file', path: '' }, c: { type: 'x' } }, alerts: [{ flows: [1] }], digests: [{}] },
+  },
   { method: 'fetch', inputs: { body: 3 }, auth: { type: 'bearer' }, status: 99, headers: { a: 1 }, body: { x: 1 } },
   { condition: { all: [{ left: 1, op: 'equals' }, { not: { any: [] } }, { left: 1 }, { all: [], any: [] }] } },
   { cases: [{ value: 1 }, { when: 2 }, 'x'], value: '{{a}}', url: 5, method: 'GET', timeoutMs: 1.5 },
@@ -90,7 +99,7 @@ describe('precompiled validators', () => {
 })
 
 describe('loading the example project', () => {
-  it('loads neither ajv\'s compiler nor cron-parser (dist/, built by `npm run build`)', () => {
+  it("loads neither ajv's compiler nor cron-parser (dist/, built by `npm run build`)", () => {
     const load = join(ROOT, 'dist', 'project', 'load.js')
     expect(existsSync(load), 'dist/ is missing: run `npm run build` first').toBe(true)
     const script = `

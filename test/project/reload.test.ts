@@ -35,8 +35,23 @@ describe('reloadProject', () => {
     const next = await reloadProject(project, [path])
     expect(next).not.toBe(project)
     // bulk-quote still calls "quote": now a load problem, so it keeps its last good version.
-    expect([...next.flows.keys()].sort()).toEqual(['bulk-quote', 'create-order', 'create-ticket', 'delete-ticket', 'fetch-status', 'get-ticket', 'list-tickets', 'nightly-cleanup', 'order-status', 'price-quote', 'stock-check', 'update-ticket'])
-    expect(errorsOf(next)).toMatchObject([{ file: 'flows/bulk-quote.yaml', message: expect.stringContaining('there is no flow with the slug "quote" to call') }])
+    expect([...next.flows.keys()].sort()).toEqual([
+      'bulk-quote',
+      'create-order',
+      'create-ticket',
+      'delete-ticket',
+      'fetch-status',
+      'get-ticket',
+      'list-tickets',
+      'nightly-cleanup',
+      'order-status',
+      'price-quote',
+      'stock-check',
+      'update-ticket',
+    ])
+    expect(errorsOf(next)).toMatchObject([
+      { file: 'flows/bulk-quote.yaml', message: expect.stringContaining('there is no flow with the slug "quote" to call') },
+    ])
     expect(project.flows.has('quote')).toBe(true)
     expect(project.flows.has('price-quote')).toBe(false)
     // Unchanged files are not parsed again: their Flow objects are reused.
@@ -48,7 +63,9 @@ describe('reloadProject', () => {
     const path = await edit('create-order.yaml', (text) => text.replace('    name: Big Order\n', '    name: Big Order\n    nxt: save\n'))
     const broken = await reloadProject(project, [path])
     expect(broken.flows.get('create-order')).toBe(project.flows.get('create-order'))
-    expect(errorsOf(broken)).toMatchObject([{ file: 'flows/create-order.yaml', line: 22, column: 5, message: expect.stringContaining('"nxt" is not a setting of an if node') }])
+    expect(errorsOf(broken)).toMatchObject([
+      { file: 'flows/create-order.yaml', line: 22, column: 5, message: expect.stringContaining('"nxt" is not a setting of an if node') },
+    ])
 
     const fixed = await reloadProject(broken, [await edit('create-order.yaml', (text) => text.replace('    nxt: save\n', '    description: fixed\n'))])
     expect(errorsOf(fixed)).toEqual([])

@@ -20,7 +20,12 @@ const CASES: Record<string, Expected[]> = {
   'typo-setting': [['flows/setting.yaml', 8, 5, 'node "done": "stauts" is not a setting of an end node (did you mean "status"?)']],
   'mustache-secret': [['flows/secret.yaml', 8, 31, 'node "done": "{{ secrets.API_TOKEN }}" is not how a secret is written; use "${secrets.API_TOKEN}"']],
   'enum-input-type': [
-    ['flows/inputs.yaml', 7, 61, 'properties.verbose.type must be one of: array, boolean, integer, null, number, object, string (not "bool") (did you mean "boolean"?)'],
+    [
+      'flows/inputs.yaml',
+      7,
+      61,
+      'properties.verbose.type must be one of: array, boolean, integer, null, number, object, string (not "bool") (did you mean "boolean"?)',
+    ],
   ],
   // .hello-copy.yaml and ._hello.yaml are not flows: nothing to report.
   'hidden-files': [],
@@ -79,8 +84,12 @@ const CASES: Record<string, Expected[]> = {
     ['flowctl.yaml', 8, 13, 'digest cron "every day" has 2 fields'],
     ['flowctl.yaml', 10, 17, '"Nowhere/City" is not a known timezone'],
   ],
-  'unknown-filter-operator': [['flows/list.yaml', 11, 25, 'node "list": filter: "$regex" is not a filter operator; use one of: $eq $ne $gt $gte $lt $lte $in $nin $exists $not']],
-  'delete-without-target': [['flows/wipe.yaml', 11, 13, 'node "wipe": delete needs a documentId or a filter with at least one condition (it would delete every document']],
+  'unknown-filter-operator': [
+    ['flows/list.yaml', 11, 25, 'node "list": filter: "$regex" is not a filter operator; use one of: $eq $ne $gt $gte $lt $lte $in $nin $exists $not'],
+  ],
+  'delete-without-target': [
+    ['flows/wipe.yaml', 11, 13, 'node "wipe": delete needs a documentId or a filter with at least one condition (it would delete every document'],
+  ],
   'bad-filter-path': [['flows/path.yaml', 12, 7, 'node "list": filter: "items.0.sku": "0" would be an array position, which filters do not support']],
   'bad-filter-value': [
     ['flows/exists.yaml', 11, 36, 'node "list": filter: $exists must be true or false'],
@@ -97,7 +106,7 @@ const CASES: Record<string, Expected[]> = {
   'cors-wildcard-credentials': [['flowctl.yaml', 3, 1, 'cors: "*" (any origin) is allowed only without credentials']],
   'start-cors-credentials': [['flows/me.yaml', 7, 5, 'node "start": cors: "*" (any origin) is allowed only without credentials']],
   'text-with-json': [['flows/note.yaml', 6, 13, 'node "start": accept: text cannot be combined with json or form']],
-  'text-object-body': [['flows/note.yaml', 8, 21, 'with accept: [text] the body is the request\'s text, so inputs.body must be a schema of type string']],
+  'text-object-body': [['flows/note.yaml', 8, 21, "with accept: [text] the body is the request's text, so inputs.body must be a schema of type string"]],
   'bad-hmac': [['flows/hook.yaml', 6, 62, 'node "start": auth.algorithm must be one of: sha256, sha1, sha512 (not "md5")']],
   'open-schedule': [['flows/nightly.yaml', 2, 1, 'this flow runs on a schedule and anyone can also call it over HTTP', 'warning']],
   'duplicate-operation-id': [

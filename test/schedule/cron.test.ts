@@ -15,7 +15,20 @@ function matchesBetween(expr: string, tz: string, fromIso: string, toIso: string
 
 describe('checkCronExpression', () => {
   it('accepts 5 fields and the nicknames', () => {
-    for (const expr of ['* * * * *', '*/15 * * * *', '0 9 * * 1-5', '0 12 29 2 *', ' 0  3 * * * ', '@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']) {
+    for (const expr of [
+      '* * * * *',
+      '*/15 * * * *',
+      '0 9 * * 1-5',
+      '0 12 29 2 *',
+      ' 0  3 * * * ',
+      '@yearly',
+      '@annually',
+      '@monthly',
+      '@weekly',
+      '@daily',
+      '@midnight',
+      '@hourly',
+    ]) {
       expect(checkCronExpression(expr), expr).toBeNull()
     }
   })
@@ -31,15 +44,26 @@ describe('checkCronExpression', () => {
     for (const row of REJECT_TABLE) expect(checkCronExpression(row.expr), row.expr).toBe(row.message)
   })
 
-  it('never passes a parser\'s own wording on', () => {
+  it("never passes a parser's own wording on", () => {
     for (const expr of ['0 0 31-32 * *', '0 0 * * FRI-FOO', '0 0-x * * *', '*/x * * * *', '0 0 * * 5#x', '0 0 * * #3', '0 0 1-L * *']) {
       expect(checkCronExpression(expr), expr).toMatch(new RegExp(`^cron ".*" (has|uses) `))
       expect(checkCronExpression(expr), expr).not.toMatch(/Constraint|NaN|Invalid|CronPattern|Syntax/)
     }
   })
 
-  it('accepts cronie\'s forms and the extensions L and #', () => {
-    for (const expr of ['0 0 * * FRI-SUN', '0 0 * * 5-0', '0 22-2 * * *', '0 0 L * *', '0 0 1,15,L * *', '0 0 * * 5#3', '0 0 * * MON#1', '0 0 * * 5L', '0 0 * jan-mar *', '5-59/15 * * * *']) {
+  it("accepts cronie's forms and the extensions L and #", () => {
+    for (const expr of [
+      '0 0 * * FRI-SUN',
+      '0 0 * * 5-0',
+      '0 22-2 * * *',
+      '0 0 L * *',
+      '0 0 1,15,L * *',
+      '0 0 * * 5#3',
+      '0 0 * * MON#1',
+      '0 0 * * 5L',
+      '0 0 * jan-mar *',
+      '5-59/15 * * * *',
+    ]) {
       expect(checkCronExpression(expr), expr).toBeNull()
     }
   })
@@ -110,7 +134,10 @@ describe('cronMatches', () => {
 
   it('agrees with nextCronRun minute by minute across both Berlin changes', () => {
     const exprs = ['30 2 * * *', '0 2 * * *', '59 1 * * *', '0 3 * * *', '*/7 * * * *', '15 1-3 * * *', '0 * * * *', '@daily']
-    for (const [from, to] of [['2026-03-28T22:00Z', '2026-03-29T04:00Z'], ['2026-10-24T22:00Z', '2026-10-25T04:00Z']] as const) {
+    for (const [from, to] of [
+      ['2026-03-28T22:00Z', '2026-03-29T04:00Z'],
+      ['2026-10-24T22:00Z', '2026-10-25T04:00Z'],
+    ] as const) {
       for (const expr of exprs) {
         const walked: string[] = []
         let next = nextCronRun(expr, 'Europe/Berlin', new Date(Date.parse(from) - MINUTE))
@@ -126,7 +153,10 @@ describe('cronMatches', () => {
   it('expands nicknames in the timezone', () => {
     expect(matchesBetween('@daily', 'Europe/Berlin', '2026-07-14T12:00Z', '2026-07-15T12:00Z')).toEqual(['2026-07-14T22:00:00.000Z'])
     expect(matchesBetween('@midnight', 'UTC', '2026-07-14T12:00Z', '2026-07-15T12:00Z')).toEqual(['2026-07-15T00:00:00.000Z'])
-    expect(matchesBetween('@hourly', 'Asia/Kolkata', '2026-07-14T12:00Z', '2026-07-14T14:00Z')).toEqual(['2026-07-14T12:30:00.000Z', '2026-07-14T13:30:00.000Z'])
+    expect(matchesBetween('@hourly', 'Asia/Kolkata', '2026-07-14T12:00Z', '2026-07-14T14:00Z')).toEqual([
+      '2026-07-14T12:30:00.000Z',
+      '2026-07-14T13:30:00.000Z',
+    ])
     // 2026-07-19 is a Sunday.
     expect(cronMatches('@weekly', 'UTC', new Date('2026-07-19T00:00Z'))).toBe(true)
     expect(cronMatches('@weekly', 'UTC', new Date('2026-07-20T00:00Z'))).toBe(false)

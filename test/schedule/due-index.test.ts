@@ -6,7 +6,24 @@ import { makeProject, seeded, type FlowSpec } from './projects.js'
 
 const MINUTE = 60_000
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe']
-const EXPRESSIONS = ['* * * * *', '*/15 * * * *', '*/7 * * * *', '30 2 * * *', '0 2 * * *', '0 3 * * *', '59 1 * * *', '15 1-3 * * *', '0 * * * *', '5 9 * * 1-5', '@daily', '@hourly', '@weekly', '@monthly', '0 0 1,15 * *', '45 23 * * 0']
+const EXPRESSIONS = [
+  '* * * * *',
+  '*/15 * * * *',
+  '*/7 * * * *',
+  '30 2 * * *',
+  '0 2 * * *',
+  '0 3 * * *',
+  '59 1 * * *',
+  '15 1-3 * * *',
+  '0 * * * *',
+  '5 9 * * 1-5',
+  '@daily',
+  '@hourly',
+  '@weekly',
+  '@monthly',
+  '0 0 1,15 * *',
+  '45 23 * * 0',
+]
 
 /** Projects holding every expression in every zone, a few disabled. */
 function sampleProjects(zones = ZONES): Project[] {
@@ -39,7 +56,11 @@ describe('DueIndex', () => {
   it('is exactly cronMatches, minute by minute across both Berlin and New York DST changes', () => {
     const projects = sampleProjects(['Europe/Berlin', 'America/New_York'])
     const index = DueIndex.fromProjects(projects)
-    for (const [from, to] of [['2026-03-28T23:50Z', '2026-03-29T03:10Z'], ['2026-10-24T23:30Z', '2026-10-25T02:30Z'], ['2026-11-01T04:30Z', '2026-11-01T07:30Z']] as const) {
+    for (const [from, to] of [
+      ['2026-03-28T23:50Z', '2026-03-29T03:10Z'],
+      ['2026-10-24T23:30Z', '2026-10-25T02:30Z'],
+      ['2026-11-01T04:30Z', '2026-11-01T07:30Z'],
+    ] as const) {
       for (let t = Date.parse(from); t < Date.parse(to); t += MINUTE) {
         const at = new Date(t + 17_000) // seconds inside the minute do not matter
         expect(keys(index.due(at)), at.toISOString()).toEqual(dueByDefinition(projects, at))
@@ -105,7 +126,7 @@ describe('DueIndex', () => {
     expect(index.due(new Date('2026-11-22T02:00:00Z')).map((d) => d.flow.slug)).toEqual(['a', 'b'])
   })
 
-  it('updateProject replaces only that project\'s schedules', () => {
+  it("updateProject replaces only that project's schedules", () => {
     const alpha = makeProject('alpha', [{ slug: 'x', schedule: { cron: '*/5 * * * *' } }])
     const beta = makeProject('beta', [{ slug: 'y', schedule: { cron: '*/5 * * * *' } }])
     const index = DueIndex.fromProjects([alpha, beta])
@@ -135,7 +156,16 @@ describe('listSchedules', () => {
     ])
     expect(listSchedules(project, new Date('2026-11-20T12:34:56Z'))).toEqual([
       { flow: 'another', cron: '*/15 * * * *', timezone: 'UTC', enabled: false, nextRun: null, nextRunLocal: null, catchUp: 'none', catchUpMinutes: 60 },
-      { flow: 'nightly-cleanup', cron: '0 3 * * *', timezone: 'Europe/Berlin', enabled: true, nextRun: '2026-11-21T02:00:00.000Z', nextRunLocal: '2026-11-21 03:00 GMT+01:00', catchUp: 'none', catchUpMinutes: 60 },
+      {
+        flow: 'nightly-cleanup',
+        cron: '0 3 * * *',
+        timezone: 'Europe/Berlin',
+        enabled: true,
+        nextRun: '2026-11-21T02:00:00.000Z',
+        nextRunLocal: '2026-11-21 03:00 GMT+01:00',
+        catchUp: 'none',
+        catchUpMinutes: 60,
+      },
     ])
   })
 })

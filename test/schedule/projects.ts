@@ -21,13 +21,15 @@ export function makeFlow(spec: FlowSpec, defaultTimezone = 'UTC'): Flow {
     nodes,
     nodesById: new Map(nodes.map((n) => [n.id, n])),
     start: null,
-    schedule: spec.schedule
-      ? { enabled: true, timezone: defaultTimezone, input: {}, catchUp: 'none', catchUpMinutes: 60, ...spec.schedule }
-      : null,
+    schedule: spec.schedule ? { enabled: true, timezone: defaultTimezone, input: {}, catchUp: 'none', catchUpMinutes: 60, ...spec.schedule } : null,
   }
 }
 
-export function makeProject(projectId: string, flows: FlowSpec[], options: { dir?: string; notify?: Partial<NotifySettings>; secrets?: Record<string, string> } = {}): Project {
+export function makeProject(
+  projectId: string,
+  flows: FlowSpec[],
+  options: { dir?: string; notify?: Partial<NotifySettings>; secrets?: Record<string, string> } = {},
+): Project {
   return {
     dir: options.dir ?? '/nonexistent',
     settings: {

@@ -112,13 +112,28 @@ describe('runTick: schedules', () => {
     const summary = await runTick({ targets: [{ project, store }], at, clock: clockAt('2026-11-21T02:00:07Z'), ...quiet })
     const runs = await store.listRuns({ projectId: 'shop' })
     expect(summary).toEqual({
-      ok: true, at: '2026-11-21T02:00:00.000Z', ran: 1, errors: 0, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0,
+      ok: true,
+      at: '2026-11-21T02:00:00.000Z',
+      ran: 1,
+      errors: 0,
+      digestsChecked: 1,
+      digestsSent: 0,
+      alertsChecked: 1,
+      alertsSent: 0,
       dryRun: false,
       runs: [{ projectId: 'shop', flow: 'nightly-cleanup', scheduledFor: '2026-11-21T02:00:00.000Z', catchUp: false, runId: runs[0]?.id, status: 'success' }],
     })
     expect(runs).toHaveLength(1)
     // startedAt is the wall clock; scheduledFor the minute the run is for.
-    expect(runs[0]).toMatchObject({ flow: 'nightly-cleanup', trigger: 'cron', method: 'CRON', status: 'success', httpStatus: 204, startedAt: '2026-11-21T02:00:07.000Z', scheduledFor: '2026-11-21T02:00:00.000Z' })
+    expect(runs[0]).toMatchObject({
+      flow: 'nightly-cleanup',
+      trigger: 'cron',
+      method: 'CRON',
+      status: 'success',
+      httpStatus: 204,
+      startedAt: '2026-11-21T02:00:07.000Z',
+      scheduledFor: '2026-11-21T02:00:00.000Z',
+    })
 
     const heartbeat = await store.getHeartbeat('shop')
     expect(heartbeat?.at).toBe('2026-11-21T02:00:07.000Z') // the wall clock, not the tick minute
@@ -178,8 +193,21 @@ describe('runTick: schedules', () => {
       { project: example, store: await openStore(':memory:') },
     ]
     const summary = await runTick({ targets, at: new Date('2026-11-21T02:00:00Z'), clock: clockAt('2026-11-21T02:00:00Z'), concurrency: 1, ...quiet })
-    expect(summary).toMatchObject({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 2, errors: 1, digestsChecked: 1, digestsSent: 0, alertsChecked: 1, alertsSent: 0, dryRun: false })
-    expect(summary.runs.map((r) => [r.projectId, r.flow, r.status])).toEqual([['ops', 'broken-sync', 'error'], ['shop', 'nightly-cleanup', 'success']])
+    expect(summary).toMatchObject({
+      ok: true,
+      at: '2026-11-21T02:00:00.000Z',
+      ran: 2,
+      errors: 1,
+      digestsChecked: 1,
+      digestsSent: 0,
+      alertsChecked: 1,
+      alertsSent: 0,
+      dryRun: false,
+    })
+    expect(summary.runs.map((r) => [r.projectId, r.flow, r.status])).toEqual([
+      ['ops', 'broken-sync', 'error'],
+      ['shop', 'nightly-cleanup', 'success'],
+    ])
     expect(await targets[0]?.store.listRuns({ projectId: 'off' })).toEqual([])
   })
 })
@@ -223,7 +251,11 @@ nodes:
     const store = await openStore(':memory:')
     await tickAt(project, store, 0)
     const after = await tickAt(project, store, 30)
-    expect(after.runs.map((r) => [r.scheduledFor.slice(11, 16), r.catchUp])).toEqual([['09:20', true], ['09:25', true], ['09:30', false]])
+    expect(after.runs.map((r) => [r.scheduledFor.slice(11, 16), r.catchUp])).toEqual([
+      ['09:20', true],
+      ['09:25', true],
+      ['09:30', false],
+    ])
   })
 
   it('claims each missed minute once when two stores on one SQLite file catch up at once', async () => {
@@ -246,7 +278,9 @@ nodes:
     const dry = await tickAt(project, store, 3, { dryRun: true })
     expect(dry).toMatchObject({ dryRun: true, ran: 0, errors: 0, alertsChecked: 0, digestsChecked: 0 })
     expect(dry.runs.map((r) => [r.scheduledFor.slice(11, 16), r.catchUp, r.status, r.runId])).toEqual([
-      ['09:01', true, 'would run', null], ['09:02', true, 'would run', null], ['09:03', false, 'would run', null],
+      ['09:01', true, 'would run', null],
+      ['09:02', true, 'would run', null],
+      ['09:03', false, 'would run', null],
     ])
     expect(await store.listRuns({ projectId: 'cu' })).toHaveLength(1)
     expect(await store.getHeartbeat('cu')).toEqual(heartbeat)
@@ -263,7 +297,12 @@ describe('runTick: a broken store', () => {
     const store = await openSqliteStore(':memory:')
     await store.close()
     const lines: string[] = []
-    const summary = await runTick({ targets: [{ project, store }], at: new Date('2026-11-21T02:00:00Z'), clock: clockAt('2026-11-21T02:00:00Z'), log: (line) => lines.push(line) })
+    const summary = await runTick({
+      targets: [{ project, store }],
+      at: new Date('2026-11-21T02:00:00Z'),
+      clock: clockAt('2026-11-21T02:00:00Z'),
+      log: (line) => lines.push(line),
+    })
     expect(summary).toMatchObject({ ok: false, at: '2026-11-21T02:00:00.000Z', ran: 0, alertsChecked: 1, digestsChecked: 1 })
     expect(lines.some((line) => line.includes('nightly-cleanup') && line.includes('claim'))).toBe(true)
     expect(lines.some((line) => line.includes('heartbeat'))).toBe(true)
@@ -311,7 +350,7 @@ notify:
     expect(hook.received).toHaveLength(2)
   })
 
-  it('alerts only failures after the first check, only of the rule\'s flows, one message per rule and tick', async () => {
+  it("alerts only failures after the first check, only of the rule's flows, one message per rule and tick", async () => {
     const { dir, project } = await loadExample() // alerts: [{ flows: ["*"], channel: local }] to .flowctl/outbox
     project.settings.notify.alerts.push({ flows: ['quote'], channel: 'local' })
     const store = await openStore(':memory:')
@@ -379,11 +418,18 @@ describe('runTick: digests', () => {
     await first.recordRun(runRecord(project, 'create-order', '2026-05-01T08:00:00.000Z', 'success', 'c'), 100)
     await first.recordRun(runRecord(project, 'quote', '2026-05-01T08:10:00.000Z', 'success', 'not-in-digest'), 100)
 
-    const before = await runTick({ targets: [{ project, store: first }], at: new Date('2026-05-01T08:59:00Z'), clock: clockAt('2026-05-01T08:59:00Z'), ...quiet })
+    const before = await runTick({
+      targets: [{ project, store: first }],
+      at: new Date('2026-05-01T08:59:00Z'),
+      clock: clockAt('2026-05-01T08:59:00Z'),
+      ...quiet,
+    })
     expect(before).toMatchObject({ digestsChecked: 1, digestsSent: 0 })
 
     const racing = await Promise.all(
-      [first, second, first].map((store) => runTick({ targets: [{ project, store }], at: new Date('2026-05-01T09:00:10Z'), clock: clockAt('2026-05-01T09:00:10Z'), ...quiet })),
+      [first, second, first].map((store) =>
+        runTick({ targets: [{ project, store }], at: new Date('2026-05-01T09:00:10Z'), clock: clockAt('2026-05-01T09:00:10Z'), ...quiet }),
+      ),
     )
     expect(racing.every((s) => s.digestsChecked === 1)).toBe(true)
     expect(racing.reduce((sum, s) => sum + s.digestsSent, 0)).toBe(1)
@@ -396,12 +442,22 @@ describe('runTick: digests', () => {
     expect((sent[0]!.latest as { runId: string }[]).map((r) => r.runId)).toEqual(['c', 'b', 'a'])
     expect(String(sent[0]?.text)).toMatch(/3 runs, 2 succeeded, 1 failed/)
 
-    const after = await runTick({ targets: [{ project, store: second }], at: new Date('2026-05-01T09:01:00Z'), clock: clockAt('2026-05-01T09:01:00Z'), ...quiet })
+    const after = await runTick({
+      targets: [{ project, store: second }],
+      at: new Date('2026-05-01T09:01:00Z'),
+      clock: clockAt('2026-05-01T09:01:00Z'),
+      ...quiet,
+    })
     expect(after).toMatchObject({ digestsChecked: 1, digestsSent: 0 })
 
     // The next day's digest covers only the runs since the previous one.
     await first.recordRun(runRecord(project, 'create-order', '2026-05-01T12:00:00.000Z', 'success', 'd'), 100)
-    const nextDay = await runTick({ targets: [{ project, store: second }], at: new Date('2026-05-02T09:00:00Z'), clock: clockAt('2026-05-02T09:00:00Z'), ...quiet })
+    const nextDay = await runTick({
+      targets: [{ project, store: second }],
+      at: new Date('2026-05-02T09:00:00Z'),
+      clock: clockAt('2026-05-02T09:00:00Z'),
+      ...quiet,
+    })
     expect(nextDay).toMatchObject({ digestsSent: 1 })
     sent = await messages()
     expect(sent).toHaveLength(2)

@@ -29,7 +29,12 @@ const SECRETS = {
   UPSTREAM_TOKEN: 'upstream-Gk52Hr8Vd1Tq',
 }
 const CRON_SECRET = 'cron-secret-Lm39Fz7Kp'
-const SECRET_VALUES = [...Object.entries(SECRETS).filter(([name]) => name !== 'STOCK_API_URL').map(([, value]) => value), CRON_SECRET]
+const SECRET_VALUES = [
+  ...Object.entries(SECRETS)
+    .filter(([name]) => name !== 'STOCK_API_URL')
+    .map(([, value]) => value),
+  CRON_SECRET,
+]
 
 // Each auth type on a flow that uses several node kinds; with the example project's flows every
 // node kind is present (start end if switch insert set http get find update delete call each wait).
@@ -124,10 +129,46 @@ function generator(seed: number) {
 type Random = ReturnType<typeof generator>
 
 const NASTY_STRINGS = [
-  '', ' ', '\u0000', 'a\u0000b', '\ud800', '\udfff', '😀', '%00', '%2e%2e%2f', '../../etc/passwd', '..\\..\\windows', '__proto__', 'constructor',
-  'prototype', '<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "' OR 1=1 --", '${secrets.FUZZ_BEARER}', '{{secrets.FUZZ_BEARER}}',
-  '{{= $eval("1") }}', '$where', '{"$gt": ""}', 'a'.repeat(33) + '!', 'x'.repeat(5000), '\r\nSet-Cookie: a=b', 'null', 'true', '1e309', '-0',
-  'NaN', '127.0.0.1:3299/steal?', 'http://169.254.169.254/latest', '\u202e', '\ufeff', 'ǅ', '%', '%zz', '?#', '/', '\\',
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  '\udfff',
+  '😀',
+  '%00',
+  '%2e%2e%2f',
+  '../../etc/passwd',
+  '..\\..\\windows',
+  '__proto__',
+  'constructor',
+  'prototype',
+  '<script>alert(1)</script>',
+  '"><img src=x onerror=alert(1)>',
+  "' OR 1=1 --",
+  '${secrets.FUZZ_BEARER}',
+  '{{secrets.FUZZ_BEARER}}',
+  '{{= $eval("1") }}',
+  '$where',
+  '{"$gt": ""}',
+  'a'.repeat(33) + '!',
+  'x'.repeat(5000),
+  '\r\nSet-Cookie: a=b',
+  'null',
+  'true',
+  '1e309',
+  '-0',
+  'NaN',
+  '127.0.0.1:3299/steal?',
+  'http://169.254.169.254/latest',
+  '\u202e',
+  '\ufeff',
+  'ǅ',
+  '%',
+  '%zz',
+  '?#',
+  '/',
+  '\\',
 ]
 
 function randomString(r: Random): string {
@@ -141,12 +182,18 @@ function randomString(r: Random): string {
 function randomValue(r: Random, depth = 0): unknown {
   const kind = r.int(depth > 3 ? 5 : 8)
   switch (kind) {
-    case 0: return randomString(r)
-    case 1: return r.pick([0, -1, 1.5, 1e21, -1e-7, Number.MAX_SAFE_INTEGER + 2, 11, 3])
-    case 2: return r.chance(0.5)
-    case 3: return null
-    case 4: return r.pick(['aaa', 'open', 'shipped', 'EUR', 'low'])
-    case 5: return Array.from({ length: r.int(5) }, () => randomValue(r, depth + 1))
+    case 0:
+      return randomString(r)
+    case 1:
+      return r.pick([0, -1, 1.5, 1e21, -1e-7, Number.MAX_SAFE_INTEGER + 2, 11, 3])
+    case 2:
+      return r.chance(0.5)
+    case 3:
+      return null
+    case 4:
+      return r.pick(['aaa', 'open', 'shipped', 'EUR', 'low'])
+    case 5:
+      return Array.from({ length: r.int(5) }, () => randomValue(r, depth + 1))
     default: {
       const object: Record<string, unknown> = {}
       for (let i = r.int(6); i > 0; i--) {
@@ -158,10 +205,45 @@ function randomValue(r: Random, depth = 0): unknown {
   }
 }
 
-const SLUGS = ['quote', 'bulk-quote', 'create-order', 'create-ticket', 'get-ticket', 'list-tickets', 'update-ticket', 'delete-ticket', 'order-status', 'stock-check',
-  'nightly-cleanup', 'fuzz-bearer', 'fuzz-basic', 'fuzz-apikey', 'fuzz-hmac', 'fuzz-upstream', 'nope', '']
-const OTHER_PATHS = ['/status', '/api/status', '/api/runs/shop', '/api/runs/shop/x', '/api/openapi/shop', '/docs/shop', '/docs/assets/..%2fpackage.json', '/flows/shop/quote',
-  '/runs/shop/nope', '/api/cron/tick', '/sign-in', '/', '/api/events?x=1', '/api/replay/shop/nope', '/api/run', '/%00', '/api/run/shop/%2e%2e/%2e%2e']
+const SLUGS = [
+  'quote',
+  'bulk-quote',
+  'create-order',
+  'create-ticket',
+  'get-ticket',
+  'list-tickets',
+  'update-ticket',
+  'delete-ticket',
+  'order-status',
+  'stock-check',
+  'nightly-cleanup',
+  'fuzz-bearer',
+  'fuzz-basic',
+  'fuzz-apikey',
+  'fuzz-hmac',
+  'fuzz-upstream',
+  'nope',
+  '',
+]
+const OTHER_PATHS = [
+  '/status',
+  '/api/status',
+  '/api/runs/shop',
+  '/api/runs/shop/x',
+  '/api/openapi/shop',
+  '/docs/shop',
+  '/docs/assets/..%2fpackage.json',
+  '/flows/shop/quote',
+  '/runs/shop/nope',
+  '/api/cron/tick',
+  '/sign-in',
+  '/',
+  '/api/events?x=1',
+  '/api/replay/shop/nope',
+  '/api/run',
+  '/%00',
+  '/api/run/shop/%2e%2e/%2e%2e',
+]
 
 /** Percent-encodes a path segment; a lone surrogate becomes the invalid UTF-8 it would be (%ED%A0%80). */
 function encodeSegment(text: string): string {
@@ -189,14 +271,37 @@ function plausibleRequest(r: Random): FuzzRequest {
     init: { method, headers: { ...json, ...headers }, body: JSON.stringify(body) },
   })
   switch (r.int(9)) {
-    case 0: return { path: `/api/run/shop/order-status/${encodeSegment(randomString(r))}?verbose=${encodeSegment(randomString(r))}`, init: { method: 'GET', headers: {} } }
-    case 1: return post('quote', { items: [{ sku: value(), price: r.pick([1, 2.5, 0]), qty: r.pick([1, 2]) }], currency: r.pick(['EUR', 'USD']) })
-    case 2: return post('create-ticket', { title: asText(value()).slice(0, 500) || 'x', priority: r.pick(['low', 'high', 'normal']) })
-    case 3: return post('fuzz-bearer', { n: r.pick([1, 50, -3]), ...(r.chance(0.3) ? { s: r.pick(['aaa', `${'a'.repeat(40)}!`]) } : {}) }, bearer(SECRETS.FUZZ_BEARER))
-    case 4: return post('fuzz-basic', { title: asText(value()).slice(0, 200) }, { authorization: `Basic ${Buffer.from(`${SECRETS.FUZZ_USER}:${SECRETS.FUZZ_PASS}`).toString('base64')}` }, 'PUT')
-    case 5: return { path: `/api/run/shop/fuzz-apikey?q=${encodeSegment(randomString(r).slice(0, 100))}`, init: { method: 'GET', headers: { 'x-fuzz-key': SECRETS.FUZZ_KEY } } }
-    case 6: return post('fuzz-upstream', { path: randomString(r), q: randomString(r) })
-    case 7: return post('bulk-quote', { baskets: [{ items: [{ sku: value(), price: 1 }] }, { items: value() }] })
+    case 0:
+      return {
+        path: `/api/run/shop/order-status/${encodeSegment(randomString(r))}?verbose=${encodeSegment(randomString(r))}`,
+        init: { method: 'GET', headers: {} },
+      }
+    case 1:
+      return post('quote', { items: [{ sku: value(), price: r.pick([1, 2.5, 0]), qty: r.pick([1, 2]) }], currency: r.pick(['EUR', 'USD']) })
+    case 2:
+      return post('create-ticket', { title: asText(value()).slice(0, 500) || 'x', priority: r.pick(['low', 'high', 'normal']) })
+    case 3:
+      return post(
+        'fuzz-bearer',
+        { n: r.pick([1, 50, -3]), ...(r.chance(0.3) ? { s: r.pick(['aaa', `${'a'.repeat(40)}!`]) } : {}) },
+        bearer(SECRETS.FUZZ_BEARER),
+      )
+    case 4:
+      return post(
+        'fuzz-basic',
+        { title: asText(value()).slice(0, 200) },
+        { authorization: `Basic ${Buffer.from(`${SECRETS.FUZZ_USER}:${SECRETS.FUZZ_PASS}`).toString('base64')}` },
+        'PUT',
+      )
+    case 5:
+      return {
+        path: `/api/run/shop/fuzz-apikey?q=${encodeSegment(randomString(r).slice(0, 100))}`,
+        init: { method: 'GET', headers: { 'x-fuzz-key': SECRETS.FUZZ_KEY } },
+      }
+    case 6:
+      return post('fuzz-upstream', { path: randomString(r), q: randomString(r) })
+    case 7:
+      return post('bulk-quote', { baskets: [{ items: [{ sku: value(), price: 1 }] }, { items: value() }] })
     default: {
       const body = JSON.stringify(randomValue(r))
       const signature = `sha256=${createHmac('sha256', SECRETS.FUZZ_HMAC).update(body).digest('hex')}`
@@ -216,18 +321,31 @@ function randomRequest(r: Random): FuzzRequest {
   }
   if (r.chance(0.6)) {
     const query = new URLSearchParams()
-    for (let i = r.int(4); i >= 0; i--) query.append(r.pick(['_trace', 'q', 'verbose', 'warehouse', 'limit', 'status', '__proto__', randomString(r)]), r.pick(['1', 'true', 'junk', randomString(r)]))
+    for (let i = r.int(4); i >= 0; i--)
+      query.append(
+        r.pick(['_trace', 'q', 'verbose', 'warehouse', 'limit', 'status', '__proto__', randomString(r)]),
+        r.pick(['1', 'true', 'junk', randomString(r)]),
+      )
     path += `?${query}`
   }
   const method = r.pick(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'POST', 'POST', 'PROPFIND'])
   // Credentials: right ones half of the time, so requests reach the engine; never in bodies.
   const good = r.chance(0.5)
   switch (r.int(6)) {
-    case 0: headers.authorization = `Bearer ${good ? r.pick([SECRETS.FUZZ_BEARER, SECRETS.ORDERS_TOKEN]) : randomString(r).replace(/[^\x20-\x7e]/g, '')}`; break
-    case 1: headers.authorization = `Basic ${Buffer.from(good ? `${SECRETS.FUZZ_USER}:${SECRETS.FUZZ_PASS}` : randomString(r)).toString('base64')}`; break
-    case 2: headers['x-fuzz-key'] = good ? SECRETS.FUZZ_KEY : randomString(r).replace(/[^\x20-\x7e]/g, ''); break
-    case 3: headers.authorization = r.pick(['Bearer', 'Basic', 'Basic !!!', 'Bearer  ', 'Digest x', `Bearer ${CRON_SECRET}x`]); break
-    default: break
+    case 0:
+      headers.authorization = `Bearer ${good ? r.pick([SECRETS.FUZZ_BEARER, SECRETS.ORDERS_TOKEN]) : randomString(r).replace(/[^\x20-\x7e]/g, '')}`
+      break
+    case 1:
+      headers.authorization = `Basic ${Buffer.from(good ? `${SECRETS.FUZZ_USER}:${SECRETS.FUZZ_PASS}` : randomString(r)).toString('base64')}`
+      break
+    case 2:
+      headers['x-fuzz-key'] = good ? SECRETS.FUZZ_KEY : randomString(r).replace(/[^\x20-\x7e]/g, '')
+      break
+    case 3:
+      headers.authorization = r.pick(['Bearer', 'Basic', 'Basic !!!', 'Bearer  ', 'Digest x', `Bearer ${CRON_SECRET}x`])
+      break
+    default:
+      break
   }
   if (r.chance(0.3)) headers['x-forwarded-for'] = r.pick(['127.0.0.1', '127.0.0.1, 203.0.113.7', 'junk', randomString(r).replace(/[^\x20-\x7e]/g, '')])
   if (r.chance(0.2)) headers['x-tenant'] = randomString(r).replace(/[^\x20-\x7e]/g, '')
@@ -250,7 +368,14 @@ function randomRequest(r: Random): FuzzRequest {
       headers['content-type'] = 'application/json'
     } else {
       body = JSON.stringify(randomValue(r))
-      headers['content-type'] = r.pick(['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'junk/type'])
+      headers['content-type'] = r.pick([
+        'application/json',
+        'application/json; charset=utf-8',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'junk/type',
+      ])
     }
     // The hmac flow: a valid signature now and then, so signed bodies reach the engine.
     if (path.includes('fuzz-hmac') && r.chance(0.5)) {
@@ -295,7 +420,9 @@ async function fuzzProject(dir: string): Promise<void> {
   // fetch-status calls any URL it is given (the example's SSRF demonstration): not part of a hardened project.
   await rm(join(dir, 'flows', 'fetch-status.yaml'))
   for (const [name, text] of Object.entries(FLOWS)) await writeFile(join(dir, 'flows', name), text)
-  const env = Object.entries({ ...SECRETS, STOCK_API_URL: upstreamUrl }).map(([name, value]) => `${name}=${value}`).join('\n')
+  const env = Object.entries({ ...SECRETS, STOCK_API_URL: upstreamUrl })
+    .map(([name, value]) => `${name}=${value}`)
+    .join('\n')
   await writeFile(join(dir, '.env'), env + '\n')
   const settings = await readFile(join(dir, 'flowctl.yaml'), 'utf8')
   await writeFile(join(dir, 'flowctl.yaml'), settings.replace('runsPerMinutePerIp: 600', 'runsPerMinutePerIp: 0'))
@@ -371,7 +498,9 @@ describe('fuzz: 10,000 hostile requests', () => {
         await new Promise((resolve) => setImmediate(resolve))
       }
       loopDelay.disable()
-      console.log(`in-process: ${IN_PROCESS} requests in ${((performance.now() - started) / 1000).toFixed(1)} s; event loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`)
+      console.log(
+        `in-process: ${IN_PROCESS} requests in ${((performance.now() - started) / 1000).toFixed(1)} s; event loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`,
+      )
       console.log('in-process statuses', JSON.stringify(Object.fromEntries([...tally.statuses].sort((a, b) => a[0] - b[0]))))
       expect(tally.failures.slice(0, 20)).toEqual([])
       expect(logs.filter((line) => line.startsWith('error'))).toEqual([])

@@ -65,7 +65,11 @@ beforeAll(async () => {
   other = await listen((request, response) => {
     let body = ''
     request.on('data', (chunk) => (body += chunk))
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ origin: 'other', method: request.method, headers: request.headers, body })))
+    request.on('end', () =>
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ origin: 'other', method: request.method, headers: request.headers, body })),
+    )
   })
 })
 afterAll(async () => {
@@ -80,7 +84,9 @@ const run = (spec: Record<string, unknown>, secrets: Record<string, string> = {}
 
 describe('http node: answer size and time', () => {
   it('fails an answer larger than the default 10 MiB, with a clear reason', async () => {
-    await expect(run({ url: `${main.url}/sized?bytes=${11 * 1024 * 1024}` })).rejects.toThrow(/HTTP GET request answer is larger than maxResponseBytes \(10485760 bytes/)
+    await expect(run({ url: `${main.url}/sized?bytes=${11 * 1024 * 1024}` })).rejects.toThrow(
+      /HTTP GET request answer is larger than maxResponseBytes \(10485760 bytes/,
+    )
   })
 
   it('takes an answer under maxResponseBytes and fails one over it', async () => {
@@ -152,9 +158,13 @@ describe('http node: redirects', () => {
 
   it('turns a POST into a GET on 303 and keeps method and body on 307', async () => {
     const to = encodeURIComponent(`${other.url}/landing`)
-    const seeOther = (await run({ method: 'post', url: `${main.url}/redirect?status=303&to=${to}`, body: { a: 1 } })).output as { body: { method: string; body: string } }
+    const seeOther = (await run({ method: 'post', url: `${main.url}/redirect?status=303&to=${to}`, body: { a: 1 } })).output as {
+      body: { method: string; body: string }
+    }
     expect(seeOther.body).toMatchObject({ method: 'GET', body: '' })
-    const temporary = (await run({ method: 'post', url: `${main.url}/redirect?status=307&to=${to}`, body: { a: 1 } })).output as { body: { method: string; body: string } }
+    const temporary = (await run({ method: 'post', url: `${main.url}/redirect?status=307&to=${to}`, body: { a: 1 } })).output as {
+      body: { method: string; body: string }
+    }
     expect(temporary.body).toMatchObject({ method: 'POST', body: '{"a":1}' })
   })
 

@@ -34,14 +34,32 @@ async function admin<T>(work: (client: import('pg').Client) => Promise<T>): Prom
 }
 
 const quote = (base: string) =>
-  fetch(`${base}/api/run/shop/quote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ sku: 'P', price: 1 }] }) })
+  fetch(`${base}/api/run/shop/quote`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ items: [{ sku: 'P', price: 1 }] }),
+  })
 
 describe.skipIf(!PG_URL)('PostgreSQL errors keep a database secret hidden', () => {
   afterAll(cleanupTempDirs)
 
   it.each([
-    ['a database name', (hidden: string) => { const u = new URL(PG_URL!); u.pathname = `/${hidden}`; return u }],
-    ['a role name', (hidden: string) => { const u = new URL(PG_URL!); u.username = hidden; return u }],
+    [
+      'a database name',
+      (hidden: string) => {
+        const u = new URL(PG_URL!)
+        u.pathname = `/${hidden}`
+        return u
+      },
+    ],
+    [
+      'a role name',
+      (hidden: string) => {
+        const u = new URL(PG_URL!)
+        u.username = hidden
+        return u
+      },
+    ],
   ])('when the secret URL names %s that does not exist', async (_, build) => {
     const hidden = `hidden_${randomBytes(5).toString('hex')}`
     const url = build(hidden)
@@ -86,7 +104,9 @@ describe.skipIf(!PG_URL)('serve recovers when PostgreSQL comes back', () => {
 
   it('answers again after its connections are terminated', async () => {
     expect((await quote(base)).status).toBe(200)
-    const terminated = await admin((client) => client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]))
+    const terminated = await admin((client) =>
+      client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]),
+    )
     expect(terminated.rowCount).toBeGreaterThan(0)
     await eventually(async () => (await quote(base)).status === 200, 10_000, 200)
   })

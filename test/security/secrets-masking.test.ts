@@ -89,7 +89,14 @@ nodes:
     const response = await s.request('/api/run/shop/leak-forms?_trace=1', jsonPost({ basic }))
     const text = await response.text()
     expect(response.status, text).toBe(200)
-    const forms = [SECRET, encodeURIComponent(SECRET), new URLSearchParams({ k: SECRET }).toString().slice(2), basic, JSON.stringify(SECRET).slice(1, -1), 'k9z']
+    const forms = [
+      SECRET,
+      encodeURIComponent(SECRET),
+      new URLSearchParams({ k: SECRET }).toString().slice(2),
+      basic,
+      JSON.stringify(SECRET).slice(1, -1),
+      'k9z',
+    ]
     for (const form of forms) expect(text).not.toContain(form)
     const answer = JSON.parse(text)
     expect(JSON.stringify(answer.response.body)).toContain('***')

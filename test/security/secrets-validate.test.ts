@@ -45,7 +45,10 @@ describe('validate and secrets', () => {
   })
 
   it('reports a database secret that is not a database URL, without its value', async () => {
-    const { project: p, settingsInvalid } = await readProject(await project('database: "${secrets.DATABASE_URL}"\n', 'DATABASE_URL=mysql://root:hunter2-pass@db/x\n'), { env: {} })
+    const { project: p, settingsInvalid } = await readProject(
+      await project('database: "${secrets.DATABASE_URL}"\n', 'DATABASE_URL=mysql://root:hunter2-pass@db/x\n'),
+      { env: {} },
+    )
     const problem = p.problems.find((item) => item.message.includes('DATABASE_URL'))
     expect(problem?.severity).toBe('error')
     expect(settingsInvalid).toBe(true)

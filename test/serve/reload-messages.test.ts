@@ -9,7 +9,13 @@ import { openProjectStore } from '../../src/serve/project-store.js'
 import { cleanupTempDirs, copyFixture, eventually } from '../helpers.js'
 
 const greet = (message: string) =>
-  ['name: Greet', 'nodes:', '  - { id: start, type: start, name: Start, method: get, next: done }', `  - { id: done, type: end, name: Done, body: { message: "${message}" } }`, ''].join('\n')
+  [
+    'name: Greet',
+    'nodes:',
+    '  - { id: start, type: start, name: Start, method: get, next: done }',
+    `  - { id: done, type: end, name: Done, body: { message: "${message}" } }`,
+    '',
+  ].join('\n')
 
 let dir: string
 let workspace: Workspace
@@ -33,11 +39,15 @@ afterAll(async () => {
 /** Waits until the watcher is quiet (no reload for 400 ms) and returns the lines logged meanwhile. */
 async function settle(): Promise<string[]> {
   let seen = -1
-  await eventually(async () => {
-    if (seen === reloads) return true
-    seen = reloads
-    return false
-  }, 5_000, 400)
+  await eventually(
+    async () => {
+      if (seen === reloads) return true
+      seen = reloads
+      return false
+    },
+    5_000,
+    400,
+  )
   return logs.splice(0)
 }
 

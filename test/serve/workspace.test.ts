@@ -54,7 +54,10 @@ describe('Workspace', () => {
     expect(workspace.dueIndex.due(nightly).map((d) => d.flow.slug)).toEqual(['nightly-cleanup'])
 
     const file = join(dir, 'flows', 'every-minute.yaml')
-    await writeFile(file, 'name: Every Minute\nschedule: { cron: "* * * * *" }\nnodes:\n  - { id: start, type: start, name: Start, method: post, next: done }\n  - { id: done, type: end, name: Done, body: { ok: true } }\n')
+    await writeFile(
+      file,
+      'name: Every Minute\nschedule: { cron: "* * * * *" }\nnodes:\n  - { id: start, type: start, name: Start, method: post, next: done }\n  - { id: done, type: end, name: Done, body: { ok: true } }\n',
+    )
     workspace.replace(await reloadProject(project, [file]))
 
     const after = workspace.get('shop')!

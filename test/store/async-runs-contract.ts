@@ -30,12 +30,23 @@ const claimOptions = (limit: number, leaseMs = 30_000) => ({ limit, leaseMs, tok
 
 /** Finishes a claimed run as a worker does: its record and the response, together. */
 function finish(store: Store, claimed: ClaimedAsyncRun, status: 'success' | 'error' = 'success', documents?: RunDocument[]) {
-  const record = makeRun(claimed.projectId, { id: claimed.id, flow: claimed.flow, method: claimed.method, status, httpStatus: status === 'success' ? 201 : 500 })
+  const record = makeRun(claimed.projectId, {
+    id: claimed.id,
+    flow: claimed.flow,
+    method: claimed.method,
+    status,
+    httpStatus: status === 'success' ? 201 : 500,
+  })
   const response = JSON.stringify({ status: record.httpStatus, body: { ok: status === 'success' } })
   return store.finishAsyncRun(record, 10_000, undefined, { claimToken: claimed.claimToken, response }, documents)
 }
 
-const runDocument = (document: unknown, keepExisting = false): RunDocument => ({ collection: 'orders', id: randomBytes(12).toString('hex'), document, keepExisting })
+const runDocument = (document: unknown, keepExisting = false): RunDocument => ({
+  collection: 'orders',
+  id: randomBytes(12).toString('hex'),
+  document,
+  keepExisting,
+})
 
 async function recordsOf(store: Store, projectId: string): Promise<string[]> {
   return (await store.listRuns({ projectId, limit: 1000 })).map((run) => run.id)
@@ -105,7 +116,12 @@ export function describeAsyncRunsContract(name: string, open: () => Promise<Stor
       await store.enqueueAsyncRun(run)
       const [claimed] = await other.claimAsyncRuns(projectId, claimOptions(1))
       await finish(other, claimed!)
-      expect(await store.getAsyncRun(projectId, run.id)).toEqual({ runId: run.id, flow: run.flow, status: 'success', response: { status: 201, body: { ok: true } } })
+      expect(await store.getAsyncRun(projectId, run.id)).toEqual({
+        runId: run.id,
+        flow: run.flow,
+        status: 'success',
+        response: { status: 201, body: { ok: true } },
+      })
       expect(await recordsOf(store, projectId)).toEqual([run.id])
       // Finishing again (a duplicate worker) writes nothing more.
       await expect(finish(store, claimed!)).rejects.toMatchObject({ code: 'ASYNC_CLAIM_LOST' })

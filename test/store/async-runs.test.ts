@@ -14,9 +14,17 @@ const dir = await mkdtemp(join(tmpdir(), 'flowctl-async-'))
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
 const file = join(dir, 'direct', 'flowctl.db')
-describeAsyncRunsContract('sqlite (file, WAL)', () => openSqliteStore(file), () => openSqliteStore(file))
+describeAsyncRunsContract(
+  'sqlite (file, WAL)',
+  () => openSqliteStore(file),
+  () => openSqliteStore(file),
+)
 const threadFile = join(dir, 'thread', 'flowctl.db')
-describeAsyncRunsContract('sqlite (writer thread)', () => openSqliteStore(threadFile, { writerThread: true }), () => openSqliteStore(threadFile, { writerThread: true }))
+describeAsyncRunsContract(
+  'sqlite (writer thread)',
+  () => openSqliteStore(threadFile, { writerThread: true }),
+  () => openSqliteStore(threadFile, { writerThread: true }),
+)
 
 const url = process.env.FLOWCTL_TEST_DATABASE_URL
 if (!url) console.warn('PostgreSQL async-runs suite skipped: set FLOWCTL_TEST_DATABASE_URL=postgres://... to run it')
@@ -30,5 +38,9 @@ describe.skipIf(!url)('postgres', () => {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
     await client.end()
   })
-  describeAsyncRunsContract('postgres', () => openPostgresStore(url!, { schema }), () => openPostgresStore(url!, { schema }))
+  describeAsyncRunsContract(
+    'postgres',
+    () => openPostgresStore(url!, { schema }),
+    () => openPostgresStore(url!, { schema }),
+  )
 })

@@ -55,7 +55,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
     describe('runs', () => {
       it('gives back exactly the record it was given', async () => {
         const projectId = freshProject()
-        const ok = makeRun(projectId, { ports: [{ nodeId: 'check', port: 'true' }, { nodeId: 'route', port: 'big' }] })
+        const ok = makeRun(projectId, {
+          ports: [
+            { nodeId: 'check', port: 'true' },
+            { nodeId: 'route', port: 'big' },
+          ],
+        })
         const failed = makeRun(projectId, {
           flow: 'nightly',
           trigger: 'cron',
@@ -79,7 +84,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         const first = makeRun(projectId)
         const replay = makeRun(projectId, { replayOf: first.id })
         const input = { body: { sku: 'A-1', qty: 2 }, path: {}, query: { dryRun: true }, headers: { 'x-tenant': 't1' } }
-        const trace = { runId: replay.id, durationMs: 1.5, steps: [{ nodeId: 'start', type: 'start', name: 'Start', port: 'out', durationMs: 0.1, output: { sku: 'A-1' } }], cut: false }
+        const trace = {
+          runId: replay.id,
+          durationMs: 1.5,
+          steps: [{ nodeId: 'start', type: 'start', name: 'Start', port: 'out', durationMs: 0.1, output: { sku: 'A-1' } }],
+          cut: false,
+        }
         await store.recordRun(first, 100)
         await store.recordRun(replay, 100, { input: JSON.stringify(input), trace: JSON.stringify(trace) })
         expect(await store.getRun(projectId, replay.id)).toStrictEqual({ ...replay, input, trace })
@@ -223,7 +233,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         const seen = await Promise.all(runs.map((run) => store.recordRun(run, 1000).then(() => other.getRun(projectId, run.id))))
         expect(seen).toStrictEqual(runs.map((run) => ({ ...run, input: null, trace: null })))
         const docs = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => store.insertDocument(projectId, 'c', { i }).then(async (id) => [id, await other.getDocument(projectId, 'c', id)] as const)),
+          Array.from({ length: 20 }, (_, i) =>
+            store.insertDocument(projectId, 'c', { i }).then(async (id) => [id, await other.getDocument(projectId, 'c', id)] as const),
+          ),
         )
         expect(docs.map(([, doc]) => doc)).toEqual(docs.map(([id], i) => ({ _id: id, i })))
         expect(new Set(docs.map(([id]) => id)).size).toBe(20)
@@ -242,7 +254,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
       it('counts runs by status, per flows and since a time', async () => {
         const projectId = freshProject()
         const plan: [string, 'success' | 'error', number][] = [
-          ['a', 'success', 1], ['a', 'error', 2], ['b', 'success', 3], ['b', 'error', 4], ['c', 'error', 5], ['a', 'success', 6],
+          ['a', 'success', 1],
+          ['a', 'error', 2],
+          ['b', 'success', 3],
+          ['b', 'error', 4],
+          ['c', 'error', 5],
+          ['a', 'success', 6],
         ]
         for (const [flow, status, minute] of plan) await store.recordRun(makeRun(projectId, { flow, status, startedAt: at(minute) }), 100)
         expect(await store.countRuns(projectId, null, null)).toEqual({ success: 3, error: 3 })
@@ -306,7 +323,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(await other.getDocument(projectId, 'audit', documents[2]!.id)).toBe('a text document')
         // Insertion order is kept (documents without a sort come back in insertion order).
         const found = await other.findDocuments(projectId, 'orders', { filter: { kind: 'all', items: [] }, limit: 10 })
-        expect(found.documents).toEqual([{ _id: documents[0]!.id, sku: 'A', qty: 2 }, { _id: documents[1]!.id, sku: 'B' }])
+        expect(found.documents).toEqual([
+          { _id: documents[0]!.id, sku: 'A', qty: 2 },
+          { _id: documents[1]!.id, sku: 'B' },
+        ])
       })
 
       it('writes none of the documents when the record cannot be written (its id is taken)', async () => {
@@ -348,7 +368,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(await other.getDocument(projectId, 'orders', next.id)).toEqual({ _id: next.id, attempt: 2, second: true })
       })
 
-      it('commits a run\'s documents ahead of its record all or nothing', async () => {
+      it("commits a run's documents ahead of its record all or nothing", async () => {
         const projectId = freshProject()
         const batch = [doc('c', { i: 1 }), doc('c', { i: 2 })]
         await store.insertRunDocuments(projectId, batch)
@@ -387,9 +407,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
 
       it('gives exactly one of 20 concurrent claims across two instances', async () => {
         const projectId = freshProject()
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).claimScheduleMinute(projectId, 's', at(8))),
-        )
+        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).claimScheduleMinute(projectId, 's', at(8))))
         expect(results.filter(Boolean)).toHaveLength(1)
       })
 
@@ -485,13 +503,16 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
           expect(await store.advanceCursor(projectId, `rule:${i}`, null, at(i), { channel: 'ops', payload: { n: i } })).toBe(true)
         }
         const now = new Date()
-        const batches = await Promise.all(
-          Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : other).leaseOutbox(projectId, 60_000, now)),
-        )
+        const batches = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : other).leaseOutbox(projectId, 60_000, now)))
         const ids = batches.flat().map((m) => m.id)
         expect(ids).toHaveLength(8)
         expect(new Set(ids).size).toBe(8)
-        expect(batches.flat().map((m) => m.payload.n).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+        expect(
+          batches
+            .flat()
+            .map((m) => m.payload.n)
+            .sort(),
+        ).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
       })
 
       it('leases a message again once its lease has expired', async () => {

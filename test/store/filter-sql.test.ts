@@ -27,8 +27,20 @@ const CASES: [Record<string, unknown>, string, unknown[], string, unknown[]][] =
   [{ ok: true }, `${A('ok')} = +?`, ['true'], `${P('ok')} = $1::jsonb`, ['true']],
   [{ note: null }, `coalesce(${A('note')}, 'null') = 'null'`, [], `coalesce(${P('note')}, 'null'::jsonb) = 'null'::jsonb`, []],
   [{ meta: { b: 1, a: 2 } }, `${A('meta')} = +?`, ['{"a":2,"b":1}'], `${P('meta')} = $1::jsonb`, ['{"b":1,"a":2}']],
-  [{ qty: { $gt: 5 } }, `(${S('qty')} > +? AND ${T('qty')} IN ('integer', 'real'))`, [5], `(jsonb_typeof(${P('qty')}) = 'number' AND ${P('qty')} > $1::jsonb)`, ['5']],
-  [{ name: { $lte: 'm' } }, `(${S('name')} <= +? AND ${T('name')} = 'text')`, ['m'], `(jsonb_typeof(${P('name')}) = 'string' AND (body #>> '{"name"}') COLLATE "C" <= $1::text)`, ['m']],
+  [
+    { qty: { $gt: 5 } },
+    `(${S('qty')} > +? AND ${T('qty')} IN ('integer', 'real'))`,
+    [5],
+    `(jsonb_typeof(${P('qty')}) = 'number' AND ${P('qty')} > $1::jsonb)`,
+    ['5'],
+  ],
+  [
+    { name: { $lte: 'm' } },
+    `(${S('name')} <= +? AND ${T('name')} = 'text')`,
+    ['m'],
+    `(jsonb_typeof(${P('name')}) = 'string' AND (body #>> '{"name"}') COLLATE "C" <= $1::text)`,
+    ['m'],
+  ],
   [{ qty: { $gte: true } }, '0', [], 'false', []],
   [{ qty: { $ne: 5 } }, `NOT coalesce(${A('qty')} = +?, 0)`, ['5'], `NOT coalesce(${P('qty')} = $1::jsonb, false)`, ['5']],
   [{ a: { $exists: true } }, `${A('a')} IS NOT NULL`, [], `${P('a')} IS NOT NULL`, []],
@@ -39,7 +51,13 @@ const CASES: [Record<string, unknown>, string, unknown[], string, unknown[]][] =
   [{ 'customer.id': 'c1' }, `(body -> '$."customer"."id"') = +?`, ['"c1"'], `(body #> '{"customer","id"}') = $1::jsonb`, ['"c1"']],
   [{ _id: 'abc' }, 'id = +?', ['abc'], 'id COLLATE "C" = $1', ['abc']],
   [{ _id: 7 }, '0', [], 'false', []],
-  [{ $or: [{ a: 1 }, { b: { $exists: true } }] }, `(${A('a')} = +? OR ${A('b')} IS NOT NULL)`, ['1'], `(${P('a')} = $1::jsonb OR ${P('b')} IS NOT NULL)`, ['1']],
+  [
+    { $or: [{ a: 1 }, { b: { $exists: true } }] },
+    `(${A('a')} = +? OR ${A('b')} IS NOT NULL)`,
+    ['1'],
+    `(${P('a')} = $1::jsonb OR ${P('b')} IS NOT NULL)`,
+    ['1'],
+  ],
   [{ $and: [{ a: 1 }], b: { $exists: false } }, `((${A('a')} = +?) AND ${A('b')} IS NULL)`, ['1'], `((${P('a')} = $1::jsonb) AND ${P('b')} IS NULL)`, ['1']],
   [{ $not: { a: { $exists: true } } }, `NOT coalesce(${A('a')} IS NOT NULL, 0)`, [], `NOT coalesce(${P('a')} IS NOT NULL, false)`, []],
 ]
@@ -51,7 +69,14 @@ describe('compileFilter', () => {
   })
 
   /** Hostile values reach the leaves through a reference; the SQL keeps its written shape and only parameters change. */
-  const HOSTILE: unknown[] = [{ $ne: null }, "' OR 1=1 --", { $where: 'sleep(1)' }, ['x', { $gt: '' }], '"); DROP TABLE documents; --', { status: { $exists: true } }]
+  const HOSTILE: unknown[] = [
+    { $ne: null },
+    "' OR 1=1 --",
+    { $where: 'sleep(1)' },
+    ['x', { $gt: '' }],
+    '"); DROP TABLE documents; --',
+    { status: { $exists: true } },
+  ]
   it.each(HOSTILE)('a referenced value stays one parameter on both dialects: %j', (value) => {
     for (const dialect of [SQLITE_DIALECT, POSTGRES_DIALECT]) {
       const { sql, params } = compile({ status: '{{x}}' }, dialect, { x: value })
@@ -83,15 +108,24 @@ describe('compileSort', () => {
 
 describe('parseFilter and parseSort problems', () => {
   const PROBLEMS: [unknown, { path: (string | number)[]; message: string; key?: boolean }[]][] = [
-    [{ qty: { $regex: 'x' } }, [{ path: ['qty', '$regex'], key: true, message: '"$regex" is not a filter operator; use one of: $eq $ne $gt $gte $lt $lte $in $nin $exists $not' }]],
-    [{ $where: 'x' }, [{ path: ['$where'], key: true, message: '"$where" is not a filter operator here; at the top of a filter use a field name or one of: $and $or $not' }]],
+    [
+      { qty: { $regex: 'x' } },
+      [{ path: ['qty', '$regex'], key: true, message: '"$regex" is not a filter operator; use one of: $eq $ne $gt $gte $lt $lte $in $nin $exists $not' }],
+    ],
+    [
+      { $where: 'x' },
+      [{ path: ['$where'], key: true, message: '"$where" is not a filter operator here; at the top of a filter use a field name or one of: $and $or $not' }],
+    ],
     [{ $or: [] }, [{ path: ['$or'], message: '$or needs a list of one or more filters' }]],
     [{ $and: ['x'] }, [{ path: ['$and', 0], message: 'each item of $and must be a filter object' }]],
     [{ a: { $gt: 1, b: 2 } }, [{ path: ['a'], message: 'mixes operators ($gt) with fields; write { $eq: { ... } } to compare with an object' }]],
     [{ a: { $in: 'x' } }, [{ path: ['a', '$in'], message: '$in needs a list of values, or one {{ reference }} to a list' }]],
     [{ a: { $exists: 'yes' } }, [{ path: ['a', '$exists'], message: '$exists must be true or false' }]],
     [{ a: { $not: 5 } }, [{ path: ['a', '$not'], message: '$not on a field needs operators, like { $not: { $gt: 5 } }' }]],
-    [{ "a'b": 1 }, [{ path: ["a'b"], key: true, message: `"a'b" is not a field path: use names of letters, digits, "_" and "-", joined by dots (customer.id)` }]],
+    [
+      { "a'b": 1 },
+      [{ path: ["a'b"], key: true, message: `"a'b" is not a field path: use names of letters, digits, "_" and "-", joined by dots (customer.id)` }],
+    ],
     [{ '{{start.f}}': 1 }, [{ path: ['{{start.f}}'], key: true, message: expect.stringContaining('is not a field path') as unknown as string }]],
     [{ 'items.0': 1 }, [{ path: ['items.0'], key: true, message: '"items.0": "0" would be an array position, which filters do not support' }]],
     [{ '_id.x': 1 }, [{ path: ['_id.x'], key: true, message: '"_id.x": _id is the document\'s id and has no fields' }]],
@@ -102,7 +136,10 @@ describe('parseFilter and parseSort problems', () => {
   })
 
   it('reads sorts in written order and rejects bad directions', () => {
-    expect(parseSort({ b: -1, 'a.c': 1 }).sort).toEqual([{ path: ['b'], direction: -1 }, { path: ['a', 'c'], direction: 1 }])
+    expect(parseSort({ b: -1, 'a.c': 1 }).sort).toEqual([
+      { path: ['b'], direction: -1 },
+      { path: ['a', 'c'], direction: 1 },
+    ])
     expect(parseSort({ a: 2 }).problems).toEqual([{ path: ['a'], message: 'sort direction of "a" must be 1 (ascending) or -1 (descending)' }])
   })
 
@@ -113,7 +150,8 @@ describe('parseFilter and parseSort problems', () => {
 
 describe('canonicalJson', () => {
   it('orders keys like jsonb (shorter first, then bytes), deeply, and drops undefined', () => {
-    expect(JSON.stringify(canonicalJson({ bb: 1, a: { z: 1, y: [{ d: 1, c: 2 }] }, c: undefined, é: 1 }))).toBe('{"a":{"y":[{"c":2,"d":1}],"z":1},"bb":1,"é":1}')
+    expect(JSON.stringify(canonicalJson({ bb: 1, a: { z: 1, y: [{ d: 1, c: 2 }] }, c: undefined, é: 1 }))).toBe(
+      '{"a":{"y":[{"c":2,"d":1}],"z":1},"bb":1,"é":1}',
+    )
   })
 })
-

@@ -27,7 +27,13 @@ export function describeGuardsContract(name: string, open: () => Promise<Store>,
     })
 
     const claim = (projectId: string, overrides: Partial<IdempotencyClaimRequest> = {}): IdempotencyClaimRequest => ({
-      projectId, flow: 'pay', key: 'key-1', fingerprint: 'f1', leaseMs: 30_000, ttlMs: 60_000, ...overrides,
+      projectId,
+      flow: 'pay',
+      key: 'key-1',
+      fingerprint: 'f1',
+      leaseMs: 30_000,
+      ttlMs: 60_000,
+      ...overrides,
     })
     const answer: StoredResponse = { status: 201, headers: { 'content-type': 'application/json', 'x-run-id': 'r1' }, body: '{"ok":true}' }
 

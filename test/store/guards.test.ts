@@ -14,7 +14,11 @@ import { describeGuardsContract } from './guards-contract.js'
 const dir = await mkdtemp(join(tmpdir(), 'flowctl-guards-'))
 afterAll(() => rm(dir, { recursive: true, force: true }))
 const file = join(dir, 'flowctl.db')
-describeGuardsContract('sqlite (two connections to one file)', () => openSqliteStore(file), () => openSqliteStore(file))
+describeGuardsContract(
+  'sqlite (two connections to one file)',
+  () => openSqliteStore(file),
+  () => openSqliteStore(file),
+)
 
 pgSkipNotice('store guards contract')
 const schema = `flowctl_guards_${randomBytes(5).toString('hex')}`
@@ -26,5 +30,9 @@ describe.skipIf(!PG_URL)('postgres', () => {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
     await client.end()
   })
-  describeGuardsContract('postgres (two pools on one schema)', () => openPostgresStore(PG_URL!, { schema }), () => openPostgresStore(PG_URL!, { schema }))
+  describeGuardsContract(
+    'postgres (two pools on one schema)',
+    () => openPostgresStore(PG_URL!, { schema }),
+    () => openPostgresStore(PG_URL!, { schema }),
+  )
 })

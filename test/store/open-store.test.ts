@@ -57,11 +57,16 @@ describe('openProjectStore', () => {
   })
 
   it('creates the document indexes flowctl.yaml declares, idempotently', async () => {
-    const withIndexes = { ...project('embedded'), settings: { ...project('embedded').settings, indexes: { orders: ['status', 'customer.id'], users: ['status'] } } }
+    const withIndexes = {
+      ...project('embedded'),
+      settings: { ...project('embedded').settings, indexes: { orders: ['status', 'customer.id'], users: ['status'] } },
+    }
     await (await openProjectStore(withIndexes, { env: {} })).close()
     await (await openProjectStore(withIndexes, { env: {} })).close()
     const raw = new Database(join(dir, '.flowctl', 'flowctl.db'), { readonly: true })
-    const names = (raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'documents_by_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name)
+    const names = (
+      raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'documents_by_%' ORDER BY name").all() as { name: string }[]
+    ).map((r) => r.name)
     raw.close()
     expect(names).toEqual(['documents_by_collection', documentIndexName(['customer', 'id']), documentIndexName(['status'])].sort())
   })

@@ -31,7 +31,11 @@ async function dropSchema(name: string): Promise<void> {
 describe.skipIf(!url)('postgres store', () => {
   afterAll(() => dropSchema(schema))
 
-  describeStoreContract('postgres', () => openPostgresStore(url!, { schema }), () => openPostgresStore(url!, { schema }))
+  describeStoreContract(
+    'postgres',
+    () => openPostgresStore(url!, { schema }),
+    () => openPostgresStore(url!, { schema }),
+  )
 
   it('applies each migration once when several instances open a new schema at once', async () => {
     const fresh = `${schema}_m`
@@ -104,8 +108,14 @@ describe.skipIf(!url)('postgres store', () => {
         SELECT 'd' || g, 'p', 'orders', jsonb_build_object('status', 's' || g) FROM generate_series(1, 20000) g`)
       await client.query('ANALYZE documents')
       const params = new SqlParams(POSTGRES_DIALECT, ['p', 'orders'])
-      const where = `project_id = $1 AND collection = $2 AND ${compileFilter(bindFilter(parseFilter({ status: 's77' }).filter, (v) => v), params)}`
-      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) SELECT id, body, count(*) OVER () FROM documents WHERE ${where} ORDER BY created_at, id LIMIT 100`, params.values)
+      const where = `project_id = $1 AND collection = $2 AND ${compileFilter(
+        bindFilter(parseFilter({ status: 's77' }).filter, (v) => v),
+        params,
+      )}`
+      const { rows } = await client.query(
+        `EXPLAIN (FORMAT JSON) SELECT id, body, count(*) OVER () FROM documents WHERE ${where} ORDER BY created_at, id LIMIT 100`,
+        params.values,
+      )
       expect(JSON.stringify(rows[0]['QUERY PLAN'])).toContain(`"Index Name":"${documentIndexName(['status'])}"`)
     } finally {
       await client.end()

@@ -46,7 +46,11 @@ describe.skipIf(!existsSync(BUILT_STORE))('async runs claimed by several process
     const file = join(dir, 'flowctl.db')
     const store = await openSqliteStore(file)
     const ids = Array.from({ length: RUNS }, (_, i) => `run-${String(i).padStart(3, '0')}`)
-    await Promise.all(ids.map((id, i) => store.enqueueAsyncRun({ id, projectId: 'p', flow: 'f', method: 'POST', input: '{}', receivedAt: new Date(Date.UTC(2024, 0, 1) + i).toISOString() })))
+    await Promise.all(
+      ids.map((id, i) =>
+        store.enqueueAsyncRun({ id, projectId: 'p', flow: 'f', method: 'POST', input: '{}', receivedAt: new Date(Date.UTC(2024, 0, 1) + i).toISOString() }),
+      ),
+    )
     await writeFile(join(dir, 'worker.mjs'), WORKER)
     const startAt = String(Date.now() + 3000)
     const outputs = await Promise.all(Array.from({ length: PROCESSES }, () => run('node', [join(dir, 'worker.mjs'), file, startAt])))

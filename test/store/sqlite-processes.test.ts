@@ -38,9 +38,22 @@ let dir: string
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flowctl-sqlite-procs-'))
   await run('node', [
-    join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), join(ROOT, 'src', 'store', 'sqlite.ts'),
-    '--outDir', BUILD, '--rootDir', join(ROOT, 'src'), '--module', 'NodeNext', '--moduleResolution', 'NodeNext',
-    '--target', 'ES2022', '--esModuleInterop', '--skipLibCheck', '--types', 'node',
+    join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+    join(ROOT, 'src', 'store', 'sqlite.ts'),
+    '--outDir',
+    BUILD,
+    '--rootDir',
+    join(ROOT, 'src'),
+    '--module',
+    'NodeNext',
+    '--moduleResolution',
+    'NodeNext',
+    '--target',
+    'ES2022',
+    '--esModuleInterop',
+    '--skipLibCheck',
+    '--types',
+    'node',
   ])
   await writeFile(join(BUILD, 'package.json'), '{ "type": "module" }')
   await writeFile(join(BUILD, 'worker.js'), WORKER)
@@ -56,9 +69,7 @@ describe('sqlite store shared by several processes', () => {
     const file = join(dir, 'shared', 'flowctl.db')
     await mkdir(join(dir, 'shared'), { recursive: true })
     const startAt = String(Date.now() + 700)
-    const outputs = await Promise.all(
-      Array.from({ length: PROCESSES }, () => run('node', [join(BUILD, 'worker.js'), file, startAt], { cwd: BUILD })),
-    )
+    const outputs = await Promise.all(Array.from({ length: PROCESSES }, () => run('node', [join(BUILD, 'worker.js'), file, startAt], { cwd: BUILD })))
     const results = outputs.map((o) => JSON.parse(o.stdout) as { claims: boolean[]; cursors: (string | null)[]; leased: string[] })
 
     for (let m = 0; m < 40; m++) expect(results.filter((r) => r.claims[m]).length).toBe(1)

@@ -16,7 +16,24 @@ import { documentsWhere } from '../../src/store/sqlite-documents.js'
 
 /** A run as the store's INSERT takes it (RUN_COLUMNS order). */
 function runValues(run: RunRecord): unknown[] {
-  return [run.id, run.projectId, run.flow, run.trigger, run.method, run.startedAt, run.durationMs, run.status, run.httpStatus, JSON.stringify(run.ports), run.failedNodeId, run.error, run.scheduledFor, run.replayOf, null, null]
+  return [
+    run.id,
+    run.projectId,
+    run.flow,
+    run.trigger,
+    run.method,
+    run.startedAt,
+    run.durationMs,
+    run.status,
+    run.httpStatus,
+    JSON.stringify(run.ports),
+    run.failedNodeId,
+    run.error,
+    run.scheduledFor,
+    run.replayOf,
+    null,
+    null,
+  ]
 }
 
 /** Runs `action` while another connection (as another process would) holds the write lock. */
@@ -40,7 +57,11 @@ const dir = await mkdtemp(join(tmpdir(), 'flowctl-sqlite-'))
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
 const file = join(dir, 'contract', 'flowctl.db')
-describeStoreContract('sqlite (file, WAL)', () => openSqliteStore(file), () => openSqliteStore(file))
+describeStoreContract(
+  'sqlite (file, WAL)',
+  () => openSqliteStore(file),
+  () => openSqliteStore(file),
+)
 // What `serve` uses: runs and documents committed by a worker thread with its own connection.
 const threadFile = join(dir, 'contract-thread', 'flowctl.db')
 describeStoreContract(
@@ -125,7 +146,7 @@ describe('sqlite store', () => {
     await store.close()
   }, 20_000)
 
-  it('with a writer thread, fails only the caller whose row is refused (duplicate id), with SQLite\'s code', async () => {
+  it("with a writer thread, fails only the caller whose row is refused (duplicate id), with SQLite's code", async () => {
     const store = await openSqliteStore(join(dir, 'duplicate-thread.db'), { writerThread: true })
     const run = makeRun('p')
     await store.recordRun(run, 10)
@@ -161,7 +182,9 @@ describe('sqlite store', () => {
     const run = makeRun('p')
     expect(await connection.commit([{ kind: 'run', projectId: 'p', cap: 0, values: runValues(run) }])).toBeUndefined()
     await connection.close()
-    await expect(connection.commit([{ kind: 'run', projectId: 'p', cap: 0, values: runValues(makeRun('p')) }])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    await expect(connection.commit([{ kind: 'run', projectId: 'p', cap: 0, values: runValues(makeRun('p')) }])).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+    })
     const raw = new Database(shared, { readonly: true })
     expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(1)
     raw.close()
@@ -190,8 +213,15 @@ describe('sqlite store', () => {
     await store.close()
     const raw = new Database(path, { readonly: true })
     try {
-      for (const [field, value] of [[['status'], 'open'], [['customer', 'id'], 7]] as const) {
-        const { where, values } = documentsWhere('p', 'orders', bindFilter(parseFilter({ [field.join('.')]: value }).filter, (v) => v))
+      for (const [field, value] of [
+        [['status'], 'open'],
+        [['customer', 'id'], 7],
+      ] as const) {
+        const { where, values } = documentsWhere(
+          'p',
+          'orders',
+          bindFilter(parseFilter({ [field.join('.')]: value }).filter, (v) => v),
+        )
         const order = compileSort([], SQLITE_DIALECT, 'ASC')
         for (const sql of [`SELECT count(*) FROM documents WHERE ${where}`, `SELECT id, body FROM documents WHERE ${where} ORDER BY ${order} LIMIT 100`]) {
           const plan = (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as { detail: string }[]).map((r) => r.detail).join('; ')
@@ -218,8 +248,15 @@ describe('sqlite store', () => {
     const raw = new Database(path)
     try {
       raw.exec('ANALYZE')
-      const plans = [['rare', 'common'], ['common', 'rare']].map(([x, y]) => {
-        const { where, values } = documentsWhere('p', 'orders', bindFilter(parseFilter({ x, y }).filter, (v) => v))
+      const plans = [
+        ['rare', 'common'],
+        ['common', 'rare'],
+      ].map(([x, y]) => {
+        const { where, values } = documentsWhere(
+          'p',
+          'orders',
+          bindFilter(parseFilter({ x, y }).filter, (v) => v),
+        )
         const statement = raw.prepare(`EXPLAIN QUERY PLAN SELECT id, body FROM documents WHERE ${where} ORDER BY rowid LIMIT 100`)
         return (statement.all(...values) as { detail: string }[]).map((r) => r.detail).join('; ')
       })

@@ -30,11 +30,7 @@ describe('shapeLike', () => {
 
 describe('diffLines', () => {
   it('marks expected lines with - and received lines with +, in YAML, keeping equal lines as context', () => {
-    expect(diffLines({ total: 21, currency: 'EUR' }, { total: 20, currency: 'EUR', id: 'x' })).toEqual([
-      '- total: 21',
-      '+ total: 20',
-      '  currency: EUR',
-    ])
+    expect(diffLines({ total: 21, currency: 'EUR' }, { total: 20, currency: 'EUR', id: 'x' })).toEqual(['- total: 21', '+ total: 20', '  currency: EUR'])
   })
 
   it('is empty when the values print the same', () => {

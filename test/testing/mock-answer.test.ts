@@ -18,7 +18,9 @@ function realResponse(mock: Mock): Response {
 }
 
 /** Everything src/nodes/http.ts reads of an answer. */
-async function asNodeSees(answer: Pick<Response, 'status' | 'statusText' | 'text'> & { headers: { get(name: string): string | null } & Iterable<[string, string]> }) {
+async function asNodeSees(
+  answer: Pick<Response, 'status' | 'statusText' | 'text'> & { headers: { get(name: string): string | null } & Iterable<[string, string]> },
+) {
   return {
     status: answer.status,
     statusText: answer.statusText,

@@ -5,16 +5,7 @@ import { join } from 'node:path'
 import { parse } from 'yaml'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { FlowctlError, type ErrorCode } from '../../src/errors.js'
-import {
-  addUser,
-  authenticateToken,
-  defaultUsersFile,
-  grantUser,
-  readUsers,
-  removeUser,
-  roleAllows,
-  roleFor,
-} from '../../src/users/users-file.js'
+import { addUser, authenticateToken, defaultUsersFile, grantUser, readUsers, removeUser, roleAllows, roleFor } from '../../src/users/users-file.js'
 
 let dir: string
 let file: string
@@ -200,9 +191,15 @@ describe('roles', () => {
   })
 
   it.each([
-    ['viewer', 'viewer', true], ['viewer', 'editor', false], ['viewer', 'owner', false],
-    ['editor', 'viewer', true], ['editor', 'editor', true], ['editor', 'owner', false],
-    ['owner', 'viewer', true], ['owner', 'editor', true], ['owner', 'owner', true],
+    ['viewer', 'viewer', true],
+    ['viewer', 'editor', false],
+    ['viewer', 'owner', false],
+    ['editor', 'viewer', true],
+    ['editor', 'editor', true],
+    ['editor', 'owner', false],
+    ['owner', 'viewer', true],
+    ['owner', 'editor', true],
+    ['owner', 'owner', true],
     [null, 'viewer', false],
   ] as const)('%s allows %s: %s', (role, needed, allowed) => {
     expect(roleAllows(role, needed)).toBe(allowed)

@@ -21,12 +21,19 @@ export interface FormRunAnswer {
 export function readFormFields(text: string): Record<string, string> {
   const fields: Record<string, string> = {}
   for (const [name, value] of new URLSearchParams(text)) {
-    if (name === 'body' || /^(path|query|headers)\.[^.]/.test(name)) Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true })
+    if (name === 'body' || /^(path|query|headers)\.[^.]/.test(name))
+      Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true })
   }
   return fields
 }
 
-export async function runFromForm(options: { project: Project; flow: Flow; store: Store; fields: Record<string, string>; signal?: AbortSignal }): Promise<FormRunAnswer> {
+export async function runFromForm(options: {
+  project: Project
+  flow: Flow
+  store: Store
+  fields: Record<string, string>
+  signal?: AbortSignal
+}): Promise<FormRunAnswer> {
   const { project, flow, fields } = options
   const projectId = project.settings.projectId
   const input = { path: {} as Record<string, string>, query: {} as Record<string, string>, headers: {} as Record<string, string> }
@@ -48,10 +55,26 @@ export async function runFromForm(options: { project: Project; flow: Flow; store
     Object.defineProperty(input[location], key, { value, enumerable: true, writable: true, configurable: true })
   }
   const method = flow.start ? flow.start.method.toUpperCase() : 'POST'
-  const outcome = await runFlow({ project, flow, store: options.store, trigger: 'http', method, input: { ...input, body }, trace: true, signal: options.signal })
+  const outcome = await runFlow({
+    project,
+    flow,
+    store: options.store,
+    trigger: 'http',
+    method,
+    input: { ...input, body },
+    trace: true,
+    signal: options.signal,
+  })
   if (outcome.kind === 'invalid') return { projectId, status: 400, runId: null, errors: capErrorList(outcome.errors) }
   if (outcome.kind === 'failed') {
-    return { projectId, status: 500, runId: outcome.runId, errors: [`node ${outcome.nodeId} failed: ${outcome.error}`], failedNodeId: outcome.nodeId, trace: outcome.trace }
+    return {
+      projectId,
+      status: 500,
+      runId: outcome.runId,
+      errors: [`node ${outcome.nodeId} failed: ${outcome.error}`],
+      failedNodeId: outcome.nodeId,
+      trace: outcome.trace,
+    }
   }
   return { projectId, status: outcome.status, runId: outcome.runId, body: outcome.body ?? null, failedNodeId: null, trace: outcome.trace }
 }

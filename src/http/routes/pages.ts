@@ -42,7 +42,11 @@ function refusalPage(access: Extract<ProjectAccess, { ok: false }>): Response {
     404: 'This server has no such project.',
   }
   const { httpStatus, errors, headers } = access.error
-  const response = messagePage(httpStatus, httpStatus === 401 ? 'Sign-in needed' : httpStatus === 403 ? 'Not allowed' : 'Not found', reasons[httpStatus] ?? errors.join(', '))
+  const response = messagePage(
+    httpStatus,
+    httpStatus === 401 ? 'Sign-in needed' : httpStatus === 403 ? 'Not allowed' : 'Not found',
+    reasons[httpStatus] ?? errors.join(', '),
+  )
   for (const [name, value] of Object.entries(headers ?? {})) response.headers.set(name, value)
   return response
 }
@@ -100,7 +104,12 @@ export function runPageHandler(context: AppContext) {
     const store = await context.workspace.storeFor(projectId)
     if (!store) return messagePage(503, 'Store unavailable', 'The run history of this project cannot be read right now.')
     const run = await store.getRun(projectId, getRouterParam(event, 'runId') ?? '')
-    if (!run) return messagePage(404, 'Not found', html`Project ${projectId} has no run with this id (history keeps the newest ${project.settings.limits.historyRuns}).`)
+    if (!run)
+      return messagePage(
+        404,
+        'Not found',
+        html`Project ${projectId} has no run with this id (history keeps the newest ${project.settings.limits.historyRuns}).`,
+      )
     const canRun = (await projectAccess(context, event, projectId, 'run')).ok
     return renderRunPage({ project, run, flow: project.flows.get(run.flow), canRun })
   }
@@ -111,7 +120,7 @@ export function replayFormHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
     const access = await pageAccess(context, event, 'run')
     if (!access.ok) return refusalPage(access)
-    if (isCrossSite(event)) return messagePage(403, 'Not allowed', 'A replay must be started from this server\'s own pages.')
+    if (isCrossSite(event)) return messagePage(403, 'Not allowed', "A replay must be started from this server's own pages.")
     const { project } = access.entry
     const projectId = project.settings.projectId
     const store = await context.workspace.storeFor(projectId)
@@ -119,7 +128,11 @@ export function replayFormHandler(context: AppContext) {
     try {
       const { outcome } = await replayRun({ project, store, runId: getRouterParam(event, 'runId') ?? '', trigger: 'http', signal: context.options.signal })
       if (outcome.kind === 'invalid') {
-        return messagePage(400, 'Replay refused', `The recorded input does not pass the flow's current input schemas: ${capErrorList(outcome.errors).join('; ')}`)
+        return messagePage(
+          400,
+          'Replay refused',
+          `The recorded input does not pass the flow's current input schemas: ${capErrorList(outcome.errors).join('; ')}`,
+        )
       }
       return new Response(null, { status: 303, headers: { location: `/runs/${encodeURIComponent(projectId)}/${encodeURIComponent(outcome.runId)}` } })
     } catch (error) {

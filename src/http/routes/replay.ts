@@ -29,11 +29,19 @@ export function replayHandler(context: AppContext) {
       }
       const headers = { 'x-run-id': outcome.runId, 'cache-control': 'no-store' }
       if (outcome.kind === 'failed') {
-        return jsonResponse(500, { ok: false, errors: [`node ${outcome.nodeId} failed`], nodeId: outcome.nodeId, runId: outcome.runId, replayOf: runId, trace: outcome.trace ?? null }, headers)
+        return jsonResponse(
+          500,
+          { ok: false, errors: [`node ${outcome.nodeId} failed`], nodeId: outcome.nodeId, runId: outcome.runId, replayOf: runId, trace: outcome.trace ?? null },
+          headers,
+        )
       }
       // A 204/304 cannot carry a body, so the answer of a run without one is 200, as with `_trace`.
       const status = outcome.status === 204 || outcome.status === 205 || outcome.status === 304 ? 200 : outcome.status
-      return jsonResponse(status, { runId: outcome.runId, replayOf: runId, response: { status: outcome.status, body: outcome.body ?? null }, trace: outcome.trace ?? null }, headers)
+      return jsonResponse(
+        status,
+        { runId: outcome.runId, replayOf: runId, response: { status: outcome.status, body: outcome.body ?? null }, trace: outcome.trace ?? null },
+        headers,
+      )
     } catch (error) {
       // Why a run cannot be replayed (no such run, its flow removed, no input kept) is told as it is.
       if (isFlowctlError(error) && REPLAY_REFUSALS.has(error.code)) throw httpError(error.code, [error.message], { cause: error })

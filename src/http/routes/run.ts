@@ -69,12 +69,16 @@ export function runHandler(context: AppContext) {
     // From here on every answer, refusals too, carries the flow's CORS headers.
     if (cors) for (const name in cors) event.res.headers.set(name, cors[name]!)
     const isHead = method === 'HEAD' && start.method === 'get'
-    if (!isHead && method !== allowedMethod(start)) throw httpError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: `${allowedMethods(start)}, OPTIONS` } })
+    if (!isHead && method !== allowedMethod(start))
+      throw httpError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: `${allowedMethods(start)}, OPTIONS` } })
 
     const ip = clientIp(event, options)
     const perMinute = project.settings.limits.runsPerMinutePerIp
     // `cluster`: one budget for every instance on the store (SPEC §12); null: the store is unreachable.
-    const rate = project.settings.rateLimitScope === 'cluster' ? await clusterRateDecision(await workspace.storeFor(projectId), projectId, ip, perMinute) : rateLimiter.hit(projectId, ip, perMinute)
+    const rate =
+      project.settings.rateLimitScope === 'cluster'
+        ? await clusterRateDecision(await workspace.storeFor(projectId), projectId, ip, perMinute)
+        : rateLimiter.hit(projectId, ip, perMinute)
     if (!rate) throw httpError('STORE_UNAVAILABLE')
     if (!rate.allowed) throw httpError('RATE_LIMITED', undefined, { headers: { 'retry-after': String(rate.retryAfterSeconds) } })
 
@@ -165,7 +169,11 @@ export function runHandler(context: AppContext) {
       logRejected(context, projectId, flow.slug, outcome.errors)
       throw httpError('INPUT_INVALID', outcome.errors)
     }
-    return guards.settle(event, outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors), outcome.kind === 'failed')
+    return guards.settle(
+      event,
+      outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors),
+      outcome.kind === 'failed',
+    )
   }
 }
 
@@ -221,7 +229,10 @@ function brokenFlowHint(project: Project, slug: string): string | undefined {
   const loaded = new Set([...project.flows.values()].map((flow) => flow.file))
   const broken = project.problems.find((problem) => {
     if (problem.severity !== 'error' || loaded.has(problem.file)) return false
-    const base = problem.file.split('/').at(-1)!.replace(/\.(ya?ml|json)$/i, '')
+    const base = problem.file
+      .split('/')
+      .at(-1)!
+      .replace(/\.(ya?ml|json)$/i, '')
     return base.toLowerCase() === slug.toLowerCase()
   })
   if (!broken) return undefined

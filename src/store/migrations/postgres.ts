@@ -174,7 +174,10 @@ export async function migratePostgres(client: PoolClient, schema: string | undef
     if (schema && schema !== 'public' && options.adoptPublicTables) await adoptPublicTables(client, schema)
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
-    for (const migration of unappliedMigrations(POSTGRES_MIGRATIONS, rows.map((row) => row.version))) {
+    for (const migration of unappliedMigrations(
+      POSTGRES_MIGRATIONS,
+      rows.map((row) => row.version),
+    )) {
       await client.query('BEGIN')
       try {
         await client.query(migration.sql)
