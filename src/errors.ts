@@ -55,7 +55,7 @@ export const ERROR_CATALOG = {
   /** Flow files or flowctl.yaml with errors. */
   PROJECT_INVALID: { httpStatus: 500, exitCode: 1, message: 'project invalid' },
   /** The users file is not valid YAML of users. */
-  USERS_FILE_INVALID: { httpStatus: 500, exitCode: 1, message: 'users file invalid' },
+  USERS_FILE_INVALID: { httpStatus: 500, exitCode: 2, message: 'users file invalid' },
   /** A run ended on a failed node (the Run API's 500 carries the run id; `flowctl run` exits 1). */
   NODE_FAILED: { httpStatus: 500, exitCode: 1, message: 'node failed' },
   /** A run went past `limits.runTimeoutMs`. */
@@ -63,7 +63,7 @@ export const ERROR_CATALOG = {
   /** `validate`, `test`, `tick`, `backfill` or `export-openapi --check` found something wrong. */
   CHECK_FAILED: { httpStatus: 500, exitCode: 1, message: 'check failed' },
   /** A file could not be read or written (body file, users file, report). */
-  IO_FAILED: { httpStatus: 500, exitCode: 1, message: 'file error' },
+  IO_FAILED: { httpStatus: 500, exitCode: 2, message: 'file error' },
   /** `serve` could not listen (port in use, no permission): the environment, not the command line. */
   LISTEN_FAILED: { httpStatus: 500, exitCode: 1, message: 'cannot listen' },
   /** Anything unexpected: answered without internals and logged once. */
