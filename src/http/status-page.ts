@@ -27,46 +27,22 @@ function scheduledFor(run: RunRecord, zoneOf: (flow: string) => string | undefin
   const utc = `${run.scheduledFor.slice(0, 16).replace('T', ' ')} UTC`
   const zone = zoneOf(run.flow)
   if (!zone || zone === 'UTC') return utc
-  return html`${utc}<br /><span class="muted">${formatInZone(new Date(run.scheduledFor), zone)}</span>`
+  return html`${utc}<br><span class="muted">${formatInZone(new Date(run.scheduledFor), zone)}</span>`
 }
 
 function runsTable(runs: RunRecord[], zoneOf: (flow: string) => string | undefined): SafeHtml {
   if (runs.length === 0) return html`<p class="muted">none</p>`
-  return html`<table>
-    <tr>
-      <th>started</th>
-      <th>scheduled for</th>
-      <th>flow</th>
-      <th>method</th>
-      <th>status</th>
-      <th>HTTP</th>
-      <th>ms</th>
-      <th>run id</th>
-      <th>error</th>
-    </tr>
-    ${runs.map(
-      (run) =>
-        html`<tr>
-          <td>${run.startedAt}</td>
-          <td>${scheduledFor(run, zoneOf)}</td>
-          <td>${run.flow}</td>
-          <td>${run.method}</td>
-          <td>${run.status === 'skipped' ? html`<span class="badge">skipped</span>` : badge(run.status === 'success', 'success', 'error')}</td>
-          <td>${run.httpStatus ?? ''}</td>
-          <td>${run.durationMs}</td>
-          <td><code>${run.id}</code></td>
-          <td>${run.failedNodeId ? `${run.failedNodeId}: ` : ''}${run.error ?? ''}</td>
-        </tr>`,
-    )}
-  </table>`
+  return html`<table><tr><th>started</th><th>scheduled for</th><th>flow</th><th>method</th><th>status</th><th>HTTP</th><th>ms</th><th>run id</th><th>error</th></tr>
+${runs.map(
+  (
+    run,
+  ) => html`<tr><td>${run.startedAt}</td><td>${scheduledFor(run, zoneOf)}</td><td>${run.flow}</td><td>${run.method}</td><td>${run.status === 'skipped' ? html`<span class="badge">skipped</span>` : badge(run.status === 'success', 'success', 'error')}</td>
+<td>${run.httpStatus ?? ''}</td><td>${run.durationMs}</td><td><code>${run.id}</code></td><td>${run.failedNodeId ? `${run.failedNodeId}: ` : ''}${run.error ?? ''}</td></tr>`,
+)}</table>`
 }
 
 function reasonList(reasons: string[]): SafeHtml | string {
-  return reasons.length
-    ? html`<ul class="problems reasons">
-        ${reasons.map((r) => html`<li>${r}</li>`)}
-      </ul>`
-    : ''
+  return reasons.length ? html`<ul class="problems reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ''
 }
 
 function projectSection(project: ProjectStatus): SafeHtml {
@@ -74,105 +50,54 @@ function projectSection(project: ProjectStatus): SafeHtml {
   const zones = new Map(project.schedules.map((s) => [s.flow, s.timezone]))
   const zoneOf = (flow: string) => zones.get(flow)
   return html`<section>
-    <h2>${project.name} <code class="muted">${project.projectId}</code> ${badge(project.ok, 'healthy', 'needs attention')}</h2>
-    ${reasonList(project.reasons)}
-    <p>
-      Store: ${project.store.kind ?? 'not open'} ${badge(project.store.ok, 'available', 'unavailable')}
-      ${project.store.error ? html`<span class="bad">${project.store.error}</span>` : ''} · Scheduler heartbeat: ${project.heartbeat.at ?? 'never'}
-      ${badge(!project.heartbeat.stale, 'fresh', 'stale')} · <a href="/docs/${encodeURIComponent(project.projectId)}">API reference</a>
-    </p>
-    <h3>Load problems</h3>
-    ${
-      project.problems.length
-        ? html`<ul class="problems">
-            ${project.problems.map((p) => html`<li><code>${p}</code></li>`)}
-          </ul>`
-        : html`<p class="muted">none</p>`
-    }
-    <h3>Flows</h3>
-    <table>
-      <tr>
-        <th>flow</th>
-        <th>file</th>
-        <th>route</th>
-      </tr>
-      ${project.flows.map(
-        (f) =>
-          html`<tr>
-            <td>${f.name} <span class="muted">(${f.slug})</span></td>
-            <td><code>${f.file}</code></td>
-            <td>${f.method ? html`<code>${f.method} ${f.path}</code>` : html`<span class="muted">no Start node</span>`}</td>
-          </tr>`,
-      )}
-    </table>
-    <h3>Schedules</h3>
-    ${
-      project.schedules.length
-        ? html`<table>
-            <tr>
-              <th>flow</th>
-              <th>cron</th>
-              <th>timezone</th>
-              <th>enabled</th>
-              <th>catch-up</th>
-              <th>next run (UTC)</th>
-              <th>next run (its zone)</th>
-            </tr>
-            ${project.schedules.map(
-              (s) =>
-                html`<tr>
-                  <td>${s.flow}</td>
-                  <td><code>${s.cron}</code></td>
-                  <td>${s.timezone}</td>
-                  <td>${s.enabled ? 'yes' : 'no'}</td>
-                  <td>${s.catchUp === 'none' ? 'none' : `${s.catchUp}, ${s.catchUpMinutes} min`}</td>
-                  <td>${s.nextRun ?? '—'}</td>
-                  <td>${s.nextRunLocal ?? '—'}</td>
-                </tr>`,
-            )}
-          </table>`
-        : html`<p class="muted">none</p>`
-    }
-    <h3>Rejected requests</h3>
-    ${rejected.length ? html`<p>${rejected.map(([status, n], i) => html`${i ? ', ' : ''}<code>${status}</code>: ${n}`)}</p>` : html`<p class="muted">none</p>`}
-    <h3>Recent failures</h3>
-    ${runsTable(project.recentFailures, zoneOf)}
-    <h3>Recent runs</h3>
-    ${runsTable(project.recentRuns, zoneOf)}
-  </section>`
+<h2>${project.name} <code class="muted">${project.projectId}</code> ${badge(project.ok, 'healthy', 'needs attention')}</h2>
+${reasonList(project.reasons)}
+<p>Store: ${project.store.kind ?? 'not open'} ${badge(project.store.ok, 'available', 'unavailable')}
+${project.store.error ? html`<span class="bad">${project.store.error}</span>` : ''}
+· Scheduler heartbeat: ${project.heartbeat.at ?? 'never'} ${badge(!project.heartbeat.stale, 'fresh', 'stale')}
+· <a href="/docs/${encodeURIComponent(project.projectId)}">API reference</a></p>
+<h3>Load problems</h3>
+${project.problems.length ? html`<ul class="problems">${project.problems.map((p) => html`<li><code>${p}</code></li>`)}</ul>` : html`<p class="muted">none</p>`}
+<h3>Flows</h3>
+<table><tr><th>flow</th><th>file</th><th>route</th></tr>
+${project.flows.map(
+  (f) => html`<tr><td>${f.name} <span class="muted">(${f.slug})</span></td><td><code>${f.file}</code></td>
+<td>${f.method ? html`<code>${f.method} ${f.path}</code>` : html`<span class="muted">no Start node</span>`}</td></tr>`,
+)}</table>
+<h3>Schedules</h3>
+${
+  project.schedules.length
+    ? html`<table><tr><th>flow</th><th>cron</th><th>timezone</th><th>enabled</th><th>catch-up</th><th>next run (UTC)</th><th>next run (its zone)</th></tr>
+${project.schedules.map(
+  (s) => html`<tr><td>${s.flow}</td><td><code>${s.cron}</code></td><td>${s.timezone}</td><td>${s.enabled ? 'yes' : 'no'}</td>
+<td>${s.catchUp === 'none' ? 'none' : `${s.catchUp}, ${s.catchUpMinutes} min`}</td><td>${s.nextRun ?? '—'}</td><td>${s.nextRunLocal ?? '—'}</td></tr>`,
+)}</table>`
+    : html`<p class="muted">none</p>`
+}
+<h3>Rejected requests</h3>
+${rejected.length ? html`<p>${rejected.map(([status, n], i) => html`${i ? ', ' : ''}<code>${status}</code>: ${n}`)}</p>` : html`<p class="muted">none</p>`}
+<h3>Recent failures</h3>
+${runsTable(project.recentFailures, zoneOf)}
+<h3>Recent runs</h3>
+${runsTable(project.recentRuns, zoneOf)}
+</section>`
 }
 
 export function renderStatusPage(view: StatusView): string {
   const page = html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta http-equiv="refresh" content="15" />
-        <title>flowctl status</title>
-        <style>
-          ${STYLE}
-        </style>
-      </head>
-      <body>
-        <main>
-          <h1>flowctl status ${badge(view.ok, 'ok', 'degraded')}</h1>
-          ${reasonList(view.reasons)}
-          <p>
-            Scheduler heartbeat: ${view.heartbeat.at ?? 'never'} ${badge(!view.heartbeat.stale, 'fresh', 'stale')}
-            <span class="muted">(stale when older than two minutes)</span>
-          </p>
-          ${view.projects ? view.projects.map(projectSection) : html`<p class="muted">Details are shown to local requests and to signed-in users.</p>`}
-          ${
-            view.rejectedUnknownProject && Object.keys(view.rejectedUnknownProject).length
-              ? html`<section>
-                  <h3>Rejected requests for unknown projects</h3>
-                  <p>${Object.entries(view.rejectedUnknownProject).map(([s, n], i) => html`${i ? ', ' : ''}<code>${s}</code>: ${n}`)}</p>
-                </section>`
-              : ''
-          }
-        </main>
-      </body>
-    </html>`
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="15"><title>flowctl status</title><style>${STYLE}</style></head>
+<body><main>
+<h1>flowctl status ${badge(view.ok, 'ok', 'degraded')}</h1>
+${reasonList(view.reasons)}
+<p>Scheduler heartbeat: ${view.heartbeat.at ?? 'never'} ${badge(!view.heartbeat.stale, 'fresh', 'stale')}
+<span class="muted">(stale when older than two minutes)</span></p>
+${view.projects ? view.projects.map(projectSection) : html`<p class="muted">Details are shown to local requests and to signed-in users.</p>`}
+${
+  view.rejectedUnknownProject && Object.keys(view.rejectedUnknownProject).length
+    ? html`<section><h3>Rejected requests for unknown projects</h3><p>${Object.entries(view.rejectedUnknownProject).map(([s, n], i) => html`${i ? ', ' : ''}<code>${s}</code>: ${n}`)}</p></section>`
+    : ''
+}
+</main></body></html>`
   return page.value
 }

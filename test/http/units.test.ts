@@ -185,9 +185,6 @@ describe('helpers', () => {
 
   it('escapes every interpolation of the html tag', () => {
     expect(escapeHtml(`<a href="x">'&`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;')
-    expect(
-      html`<p>${'<script>'}</p>
-        ${[html`<b>${'&'}</b>`]}`.value,
-    ).toBe('<p>&lt;script&gt;</p><b>&amp;</b>')
+    expect(html`<p>${'<script>'}</p>${[html`<b>${'&'}</b>`]}`.value).toBe('<p>&lt;script&gt;</p><b>&amp;</b>')
   })
 })

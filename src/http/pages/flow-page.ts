@@ -27,30 +27,20 @@ export function renderFlowPage(data: FlowPageData, status = 200): Response {
   const projectId = project.settings.projectId
   const start = flow.start
   const body = html`<p class="meta"><a href="/">Dashboard</a> › ${project.settings.name}</p>
-    <h1>${flow.name}</h1>
-    ${flow.description ? html`<p>${flow.description}</p>` : ''}
-    <div id="reload-banner" class="banner" hidden data-live><span></span><a href="">Refresh the page</a> (what you typed in the form is lost).</div>
-    <section>
-      <dl class="facts">
-        <dt>Route</dt>
-        <dd>
-          ${start && !start.http ? html`<span class="muted">none: <code>http: false</code> (runs from schedules and <code>flowctl run</code>)</span>` : start ? html`<code>${start.method.toUpperCase()} ${runPath(projectId, flow, start)}</code>${start.auth ? html` <span class="muted">(${start.auth.type} auth)</span>` : html` <span class="muted">(no auth)</span>`}` : html`<span class="muted">no Start node: not callable over HTTP</span>`}
-        </dd>
-        <dt>Schedule</dt>
-        <dd>
-          ${flow.schedule ? html`<code>${flow.schedule.cron}</code> ${flow.schedule.timezone}${flow.schedule.enabled ? '' : ' (disabled)'}` : html`<span class="muted">none</span>`}
-        </dd>
-        <dt>File</dt>
-        <dd><code>${flow.file}</code></dd>
-      </dl>
-      <h3>Graph</h3>
-      <div class="graph-wrap">${renderFlowGraph(flow, { title: `Graph of flow ${flow.name}` })}</div>
-    </section>
-    ${start ? runFormSection(data) : ''}
-    <section>
-      <h2>Last runs</h2>
-      ${runsTable(data.runs, { projectId, flow: flow.slug, showFlow: false })}
-    </section>`
+<h1>${flow.name}</h1>
+${flow.description ? html`<p>${flow.description}</p>` : ''}
+<div id="reload-banner" class="banner" hidden data-live><span></span><a href="">Refresh the page</a> (what you typed in the form is lost).</div>
+<section>
+<dl class="facts">
+<dt>Route</dt><dd>${start && !start.http ? html`<span class="muted">none: <code>http: false</code> (runs from schedules and <code>flowctl run</code>)</span>` : start ? html`<code>${start.method.toUpperCase()} ${runPath(projectId, flow, start)}</code>${start.auth ? html` <span class="muted">(${start.auth.type} auth)</span>` : html` <span class="muted">(no auth)</span>`}` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</dd>
+<dt>Schedule</dt><dd>${flow.schedule ? html`<code>${flow.schedule.cron}</code> ${flow.schedule.timezone}${flow.schedule.enabled ? '' : ' (disabled)'}` : html`<span class="muted">none</span>`}</dd>
+<dt>File</dt><dd><code>${flow.file}</code></dd>
+</dl>
+<h3>Graph</h3>
+<div class="graph-wrap">${renderFlowGraph(flow, { title: `Graph of flow ${flow.name}` })}</div>
+</section>
+${start ? runFormSection(data) : ''}
+<section><h2>Last runs</h2>${runsTable(data.runs, { projectId, flow: flow.slug, showFlow: false })}</section>`
   return pageResponse(status, { title: flow.name, body })
 }
 
@@ -58,10 +48,7 @@ function runFormSection(data: FlowPageData): SafeHtml {
   const { project, flow } = data
   const start = flow.start!
   if (!data.canRun) {
-    return html`<section>
-      <h2>Run this flow</h2>
-      <p class="muted">Running from this page needs the editor or owner role on project ${project.settings.projectId}.</p>
-    </section>`
+    return html`<section><h2>Run this flow</h2><p class="muted">Running from this page needs the editor or owner role on project ${project.settings.projectId}.</p></section>`
   }
   const sent = data.sent ?? {}
   const fields: SafeHtml[] = []
@@ -79,10 +66,8 @@ function runFormSection(data: FlowPageData): SafeHtml {
       ]
       const description = typeof property.description === 'string' ? property.description : ''
       const value = sent[key] ?? ''
-      fields.push(
-        html`<label for="f-${key}">${name} <span class="hint">${hint.join(', ')}${description ? ` — ${description}` : ''}</span></label>
-          <input type="text" id="f-${key}" name="${key}" value="${value}" placeholder="${placeholderOf(property)}" ${isRequired ? html` required` : ''} />`,
-      )
+      fields.push(html`<label for="f-${key}">${name} <span class="hint">${hint.join(', ')}${description ? ` — ${description}` : ''}</span></label>
+<input type="text" id="f-${key}" name="${key}" value="${value}" placeholder="${placeholderOf(property)}"${isRequired ? html` required` : ''}>`)
     }
   }
   const bodySchema = start.inputs.body
@@ -90,43 +75,27 @@ function runFormSection(data: FlowPageData): SafeHtml {
   const bodyField =
     bodySchema || start.method !== 'get'
       ? html`<label for="body-editor">Body <span class="hint">JSON${bodySchema ? `; ${describeBody(bodySchema)}` : ''}</span></label>
-          <textarea class="json" id="body-editor" name="body" spellcheck="false">${bodyText}</textarea><span id="body-state" class="json-state"></span>`
+<textarea class="json" id="body-editor" name="body" spellcheck="false">${bodyText}</textarea><span id="body-state" class="json-state"></span>`
       : ''
   const action = `/flows/${encodeURIComponent(project.settings.projectId)}/${encodeURIComponent(flow.slug)}`
-  return html`<section>
-    <h2>Run this flow</h2>
-    <p class="muted">Runs the flow through the same engine as the Run API, without the Start's auth check, and records the run in history like any other.</p>
-    <div class="two">
-      <form class="run-form" id="run-form" method="post" action="${action}">
-        ${fields} ${bodyField} ${fields.length === 0 && !bodyField ? html`<p class="muted">This flow takes no inputs.</p>` : ''}
-        <p><button type="submit">Run flow</button></p>
-      </form>
-      <div id="run-result" aria-live="polite" ${data.answer ? '' : html` hidden`}>${data.answer ? answerHtml(data.answer) : ''}</div>
-    </div>
-  </section>`
+  return html`<section><h2>Run this flow</h2>
+<p class="muted">Runs the flow through the same engine as the Run API, without the Start's auth check, and records the run in history like any other.</p>
+<div class="two"><form class="run-form" id="run-form" method="post" action="${action}">
+${fields}
+${bodyField}
+${fields.length === 0 && !bodyField ? html`<p class="muted">This flow takes no inputs.</p>` : ''}
+<p><button type="submit">Run flow</button></p>
+</form>
+<div id="run-result" aria-live="polite"${data.answer ? '' : html` hidden`}>${data.answer ? answerHtml(data.answer) : ''}</div></div>
+</section>`
 }
 
 function answerHtml(answer: FormRunAnswer): SafeHtml {
   const ok = answer.status < 400
-  return html`<h3>Answer</h3>
-    <p>
-      <span class="badge ${ok ? 'ok' : 'bad'}">HTTP ${answer.status}</span
-      >${answer.runId ? html` run <a href="/runs/${encodeURIComponent(answer.projectId)}/${encodeURIComponent(answer.runId)}"><code>${answer.runId}</code></a>` : ''}
-    </p>
-    ${
-      answer.errors?.length
-        ? html`<ul class="problems">
-            ${answer.errors.map((e) => html`<li>${e}</li>`)}
-          </ul>`
-        : ''
-    }
-    ${answer.body !== undefined && answer.body !== null ? html`<pre>${JSON.stringify(answer.body, null, 2)}</pre>` : ''}
-    ${
-      answer.trace
-        ? html`<h3>Trace (${answer.trace.durationMs} ms)</h3>
-            ${renderSteps(answer.trace.steps, answer.failedNodeId ?? null)}`
-        : ''
-    }`
+  return html`<h3>Answer</h3><p><span class="badge ${ok ? 'ok' : 'bad'}">HTTP ${answer.status}</span>${answer.runId ? html` run <a href="/runs/${encodeURIComponent(answer.projectId)}/${encodeURIComponent(answer.runId)}"><code>${answer.runId}</code></a>` : ''}</p>
+${answer.errors?.length ? html`<ul class="problems">${answer.errors.map((e) => html`<li>${e}</li>`)}</ul>` : ''}
+${answer.body !== undefined && answer.body !== null ? html`<pre>${JSON.stringify(answer.body, null, 2)}</pre>` : ''}
+${answer.trace ? html`<h3>Trace (${answer.trace.durationMs} ms)</h3>${renderSteps(answer.trace.steps, answer.failedNodeId ?? null)}` : ''}`
 }
 
 function propertiesOf(schema: JsonSchema): Record<string, JsonSchema> {

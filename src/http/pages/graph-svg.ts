@@ -115,19 +115,9 @@ export function renderFlowGraph(flow: Flow, options: GraphOptions): SafeHtml {
     const d = edge.points.map((point, i) => `${i === 0 ? 'M' : 'L'}${point.x.toFixed(1)},${point.y.toFixed(1)}`).join(' ')
     const label =
       edge.label && !thumbnail
-        ? html`<g class="port"
-            ><rect
-              x="${(edge.label.x - edge.port.length * 3.25 - 4).toFixed(1)}"
-              y="${(edge.label.y - 8).toFixed(1)}"
-              width="${(edge.port.length * 6.5 + 8).toFixed(1)}"
-              height="16"
-              rx="3"
-            /><text x="${edge.label.x.toFixed(1)}" y="${(edge.label.y + 4).toFixed(1)}">${edge.port}</text></g
-          >`
+        ? html`<g class="port"><rect x="${(edge.label.x - edge.port.length * 3.25 - 4).toFixed(1)}" y="${(edge.label.y - 8).toFixed(1)}" width="${(edge.port.length * 6.5 + 8).toFixed(1)}" height="16" rx="3"/><text x="${edge.label.x.toFixed(1)}" y="${(edge.label.y + 4).toFixed(1)}">${edge.port}</text></g>`
         : ''
-    return html`<g class="edge${taken ? ' taken' : ''}" data-from="${edge.from}" data-port="${edge.port}"
-      ><path d="${d}" marker-end="url(#arrow${taken ? '-taken' : ''})" />${label}</g
-    >`
+    return html`<g class="edge${taken ? ' taken' : ''}" data-from="${edge.from}" data-port="${edge.port}"><path d="${d}" marker-end="url(#arrow${taken ? '-taken' : ''})"/>${label}</g>`
   })
   const nodeSvg = layout.nodes.map((node) => {
     const x = node.x - node.width / 2
@@ -135,35 +125,19 @@ export function renderFlowGraph(flow: Flow, options: GraphOptions): SafeHtml {
     const failed = path?.failedNodeId === node.id
     const state = failed ? ' failed' : visited.has(node.id) ? ' visited' : path ? ' skipped' : ''
     const color = KIND_COLORS[node.type] ?? '#2d3748'
-    return html`<g class="node${state}" data-node="${node.id}"
-      ><title>${node.name} (${node.type}, id ${node.id})${failed ? ' — failed' : ''}</title>
-      <rect class="box" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${node.width.toFixed(1)}" height="${node.height}" rx="6" />
-      <rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="5" height="${node.height}" rx="2" fill="${color}" />
-      <text class="kind" x="${(x + 13).toFixed(1)}" y="${(y + 17).toFixed(1)}" fill="${color}">${node.type.toUpperCase()}${failed ? ' · FAILED' : ''}</text>
-      <text class="name" x="${(x + 13).toFixed(1)}" y="${(y + 35).toFixed(1)}">${truncate(node.name, Math.floor((node.width - 24) / CHAR_WIDTH))}</text></g
-    >`
+    return html`<g class="node${state}" data-node="${node.id}"><title>${node.name} (${node.type}, id ${node.id})${failed ? ' — failed' : ''}</title>
+<rect class="box" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${node.width.toFixed(1)}" height="${node.height}" rx="6"/>
+<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="5" height="${node.height}" rx="2" fill="${color}"/>
+<text class="kind" x="${(x + 13).toFixed(1)}" y="${(y + 17).toFixed(1)}" fill="${color}">${node.type.toUpperCase()}${failed ? ' · FAILED' : ''}</text>
+<text class="name" x="${(x + 13).toFixed(1)}" y="${(y + 35).toFixed(1)}">${truncate(node.name, Math.floor((node.width - 24) / CHAR_WIDTH))}</text></g>`
   })
   const size = thumbnail
     ? html`width="100%" height="${Math.min(140, layout.height)}" preserveAspectRatio="xMidYMid meet"`
     : html`width="${layout.width}" height="${layout.height}"`
-  return html`<svg
-    class="flow-graph${thumbnail ? ' thumb' : ''}"
-    role="img"
-    aria-label="${options.title}"
-    viewBox="0 0 ${layout.width} ${layout.height}"
-    ${size}
-    xmlns="http://www.w3.org/2000/svg"
-  >
-    <defs>
-      <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse">
-        <path d="M0,0 L10,5 L0,10 z" fill="#8a94a6" />
-      </marker>
-      <marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse">
-        <path d="M0,0 L10,5 L0,10 z" fill="#2b6cb0" />
-      </marker>
-    </defs>
-    ${edgeSvg}${nodeSvg}
-  </svg>`
+  return html`<svg class="flow-graph${thumbnail ? ' thumb' : ''}" role="img" aria-label="${options.title}" viewBox="0 0 ${layout.width} ${layout.height}" ${size} xmlns="http://www.w3.org/2000/svg">
+<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8a94a6"/></marker>
+<marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#2b6cb0"/></marker></defs>
+${edgeSvg}${nodeSvg}</svg>`
 }
 
 function truncate(text: string, max: number): string {

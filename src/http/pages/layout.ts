@@ -53,26 +53,15 @@ export interface PageOptions {
 export function pageResponse(status: number, options: PageOptions): Response {
   const nonce = randomBytes(12).toString('base64')
   const page = html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${options.title} · flowctl</title>
-        <link rel="icon" href="data:," />
-        <style>
-          ${STYLE}
-        </style>
-      </head>
-      <body>
-        <header class="top">
-          <a class="brand" href="/">flowctl</a>
-          <nav><a href="/">Dashboard</a><a href="/status">Status</a><a href="/sign-in">Sign in</a></nav>
-          <span class="live" id="live-state" title="Live updates from /api/events"></span>
-        </header>
-        <main>${options.body}</main>
-        ${scriptTag(nonce)}
-      </body>
-    </html>`
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · flowctl</title><link rel="icon" href="data:,"><style>${STYLE}</style></head>
+<body>
+<header class="top"><a class="brand" href="/">flowctl</a><nav><a href="/">Dashboard</a><a href="/status">Status</a><a href="/sign-in">Sign in</a></nav><span class="live" id="live-state" title="Live updates from /api/events"></span></header>
+<main>
+${options.body}
+</main>
+${scriptTag(nonce)}
+</body></html>`
   return htmlResponse(status, page.value, {
     'cache-control': 'no-store',
     'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
@@ -88,12 +77,10 @@ function scriptTag(nonce: string): SafeHtml {
 /** A time: UTC text on the server, the browser's local time and zone once the script runs. */
 export function timeTag(iso: string | null | undefined): SafeHtml {
   if (!iso) return html`<span class="muted">—</span>`
-  return html`<time datetime="${iso}"
-    >${iso
-      .replace('T', ' ')
-      .replace(/\.\d+Z$/, ' UTC')
-      .replace(/Z$/, ' UTC')}</time
-  >`
+  return html`<time datetime="${iso}">${iso
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC')
+    .replace(/Z$/, ' UTC')}</time>`
 }
 
 export function statusBadge(status: string, httpStatus: number | null): SafeHtml {
@@ -104,9 +91,5 @@ export function statusBadge(status: string, httpStatus: number | null): SafeHtml
 
 /** A page saying why it cannot be shown (sign-in, role, unknown project or run). */
 export function messagePage(status: number, title: string, message: SafeHtml | string): Response {
-  return pageResponse(status, {
-    title,
-    body: html`<h1>${title}</h1>
-      <section><p>${message}</p></section>`,
-  })
+  return pageResponse(status, { title, body: html`<h1>${title}</h1><section><p>${message}</p></section>` })
 }

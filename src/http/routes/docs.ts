@@ -131,38 +131,18 @@ export function docsPageHandler(context: AppContext) {
       ? embeddedDocument(generateOpenApi(entry.project, { serverUrl: requestOrigin(event, context.options) }))
       : new SafeHtml('')
     const page = html`<!doctype html>
-      <html lang="en">
-        <head>
-          <meta charset="utf-8" />
-          <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <title>${entry.project.settings.name} — API reference</title>
-          <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png" />
-          <link rel="stylesheet" href="/docs/assets/swagger-ui.css" />
-          <style>
-            body {
-              margin: 0;
-              font-family: system-ui, sans-serif;
-            }
-            #bar {
-              padding: 8px 16px;
-              background: #1d232a;
-              color: #fff;
-              font-size: 14px;
-            }
-            #bar button {
-              margin-left: 8px;
-            }
-            #bar a {
-              color: #fff;
-            }
-          </style>
-        </head>
-        <body data-project="${projectId}">
-          <div id="bar"><a href="/">← Dashboard</a> · <span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
-          <div id="swagger-ui"></div>
-          ${embedded} ${PAGE_SCRIPTS_HTML}
-        </body>
-      </html>`
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${entry.project.settings.name} — API reference</title>
+<link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+<style>body{margin:0;font-family:system-ui,sans-serif}#bar{padding:8px 16px;background:#1d232a;color:#fff;font-size:14px}
+#bar button{margin-left:8px}#bar a{color:#fff}</style></head>
+<body data-project="${projectId}">
+<div id="bar"><a href="/">← Dashboard</a> · <span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
+<div id="swagger-ui"></div>
+${embedded}
+${PAGE_SCRIPTS_HTML}
+</body></html>`
     return htmlResponse(200, page.value, { 'cache-control': 'no-store' })
   }
 }

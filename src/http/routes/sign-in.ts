@@ -15,20 +15,13 @@ const MAX_FORM_BYTES = 4096
 function signInPage(status: number, note = ''): Response {
   return pageResponse(status, {
     title: 'Sign in',
-    body: html`<h1>Sign in</h1>
-      <section>
-        <p>
-          Paste your user token (printed once by <code>flowctl users add NAME --grant PROJECT_ID=ROLE</code>). It is kept in a cookie of this browser only,
-          until you sign out.
-        </p>
-        ${note ? html`<p class="bad">${note}</p>` : ''}
-        <form class="run-form" method="post" action="/sign-in">
-          <label for="token">User token</label>
-          <input type="text" id="token" name="token" autocomplete="off" spellcheck="false" required />
-          <p><button type="submit">Sign in</button></p>
-        </form>
-        <p class="muted">On the server's own machine (localhost) no sign-in is needed.</p>
-      </section>`,
+    body: html`<h1>Sign in</h1><section>
+<p>Paste your user token (printed once by <code>flowctl users add NAME --grant PROJECT_ID=ROLE</code>). It is kept in a cookie of this browser only, until you sign out.</p>
+${note ? html`<p class="bad">${note}</p>` : ''}
+<form class="run-form" method="post" action="/sign-in"><label for="token">User token</label>
+<input type="text" id="token" name="token" autocomplete="off" spellcheck="false" required>
+<p><button type="submit">Sign in</button></p></form>
+<p class="muted">On the server's own machine (localhost) no sign-in is needed.</p></section>`,
   })
 }
 
