@@ -8,6 +8,22 @@ import { join, resolve } from 'node:path'
 export const ROOT = resolve(import.meta.dirname, '..')
 export const BIN = join(ROOT, 'bin', 'flowctl.js')
 
+/** The flows of fixtures/example, by slug, in the order a project lists them. */
+export const EXAMPLE_FLOW_SLUGS = [
+  'bulk-quote',
+  'create-order',
+  'create-ticket',
+  'delete-ticket',
+  'fetch-status',
+  'get-ticket',
+  'list-tickets',
+  'nightly-cleanup',
+  'order-status',
+  'quote',
+  'stock-check',
+  'update-ticket',
+]
+
 const made: string[] = []
 
 /** A fresh copy of fixtures/<name> in a temp folder (removed by `cleanupTempDirs`). */

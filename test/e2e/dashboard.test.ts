@@ -10,27 +10,14 @@ import { join, resolve } from 'node:path'
 import type { ResultPromise } from 'execa'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, ROOT, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, EXAMPLE_FLOW_SLUGS, flowctl, freePort, ROOT, spawnFlowctl, waitForServer } from '../helpers.js'
 
 const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
 if (!CHROMIUM) {
   console.warn('[flowctl] dashboard browser e2e: skipped — no Chromium (apt-get install chromium, or set FLOWCTL_TEST_CHROMIUM=/path/to/chrome)')
 }
 const SHOTS = resolve(process.env.FLOWCTL_TEST_OUTPUT ?? join(ROOT, 'test-output'), 'screenshots')
-const FLOWS = [
-  'bulk-quote',
-  'create-order',
-  'create-ticket',
-  'delete-ticket',
-  'fetch-status',
-  'get-ticket',
-  'list-tickets',
-  'nightly-cleanup',
-  'order-status',
-  'quote',
-  'stock-check',
-  'update-ticket',
-]
+const FLOWS = EXAMPLE_FLOW_SLUGS
 
 describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a real browser', () => {
   let server: ResultPromise

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
 import { parse as parseJunit } from 'junit2json'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, eventually, flowctl, spawnFlowctl } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, EXAMPLE_FLOW_SLUGS, eventually, flowctl, spawnFlowctl } from '../helpers.js'
 
 afterAll(cleanupTempDirs)
 
@@ -45,20 +45,7 @@ describe('flowctl test', () => {
     expect(result.exitCode).toBe(0)
     expect(result.stdout).toMatch(/^✓ tests\/create-order\.test\.yaml › a big order is flagged for review and stored \(\d+ ms\)$/m)
     expect(result.stdout).not.toContain('✗')
-    const flows = [
-      'bulk-quote',
-      'create-order',
-      'create-ticket',
-      'delete-ticket',
-      'fetch-status',
-      'get-ticket',
-      'list-tickets',
-      'nightly-cleanup',
-      'order-status',
-      'quote',
-      'stock-check',
-      'update-ticket',
-    ]
+    const flows = EXAMPLE_FLOW_SLUGS
     for (const flow of flows) {
       expect(result.stdout).toMatch(new RegExp(`^  100% +${flow} `, 'm'))
     }

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadProject } from '../../src/project/load.js'
 import { DEFAULT_LIMITS } from '../../src/model/project.js'
+import { EXAMPLE_FLOW_SLUGS } from '../helpers.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const EXAMPLE = join(ROOT, 'fixtures', 'example')
@@ -29,20 +30,7 @@ describe('loadProject(fixtures/example)', () => {
   it('loads 10 flows without errors', async () => {
     const project = await loadProject(EXAMPLE, { env: {} })
     expect(project.dir).toBe(EXAMPLE)
-    expect([...project.flows.keys()]).toEqual([
-      'bulk-quote',
-      'create-order',
-      'create-ticket',
-      'delete-ticket',
-      'fetch-status',
-      'get-ticket',
-      'list-tickets',
-      'nightly-cleanup',
-      'order-status',
-      'quote',
-      'stock-check',
-      'update-ticket',
-    ])
+    expect([...project.flows.keys()]).toEqual(EXAMPLE_FLOW_SLUGS)
     expect(project.problems.filter((p) => p.severity === 'error')).toEqual([])
   })
 
