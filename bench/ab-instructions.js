@@ -6,6 +6,7 @@
 // 4 connections; ROUNDS (1) repeats the count on the same server. Under valgrind V8 keeps optimising well
 // past the warm-up (a first counted round of 1,129k fell to 635k in the next), so use ROUNDS=3 and
 // compare the later rounds (the ratio printed takes each tree's lowest). Slow: minutes per tree.
+// Threads are counted apart (--separate-threads=yes): the whole process and its main thread alone.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -31,14 +32,25 @@ function load(url, amount) {
   })
 }
 
-/** The instructions counted since the last zeroing: callgrind writes a dump whose `totals:` line has them. */
-function dumpTotal(pid, outDir) {
+/**
+ * The instructions counted since the last zeroing: callgrind writes a dump whose `totals:` line has
+ * them, one file per thread with `--separate-threads=yes` (named `…-01` for the main thread).
+ * Returns the whole process's count and the main thread's.
+ */
+function dumpTotals(pid, outDir) {
   const before = new Set(readdirSync(outDir))
   execFileSync('callgrind_control', ['--dump', String(pid)], { stdio: 'ignore' })
-  const file = readdirSync(outDir).find((f) => !before.has(f) && f.startsWith('callgrind.out'))
-  if (!file) throw new Error('callgrind wrote no dump')
-  const totals = readFileSync(join(outDir, file), 'utf8').match(/^totals: (\d+)/m) ?? readFileSync(join(outDir, file), 'utf8').match(/^summary: (\d+)/m)
-  return Number(totals[1])
+  const files = readdirSync(outDir).filter((f) => !before.has(f) && f.startsWith('callgrind.out'))
+  if (files.length === 0) throw new Error('callgrind wrote no dump')
+  let all = 0
+  let main = 0
+  for (const file of files) {
+    const text = readFileSync(join(outDir, file), 'utf8')
+    const count = Number((text.match(/^totals: (\d+)/m) ?? text.match(/^summary: (\d+)/m))[1])
+    all += count
+    if (file.endsWith('-01')) main += count
+  }
+  return { all, main }
 }
 
 const results = []
@@ -51,6 +63,7 @@ for (const tree of process.argv.slice(2)) {
     [
       '--tool=callgrind',
       '--smc-check=all-non-file',
+      '--separate-threads=yes',
       `--callgrind-out-file=${outDir}/callgrind.out.%p`,
       process.execPath,
       join(tree, 'bin/flowctl.js'),
@@ -68,21 +81,25 @@ for (const tree of process.argv.slice(2)) {
   await waitForHttp(url.replace('create-order', 'nope'), { child, timeoutMs: 600000 })
   const warm = await load(url, WARMUP)
   const perRequest = []
+  const mainPerRequest = []
   for (let round = 0; round < ROUNDS; round++) {
     execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' })
     const measured = await load(url, N)
     const bad = warm.non2xx + measured.non2xx + measured.errors + measured.timeouts
     if (bad) throw new Error(`${tree}: ${bad} non-2xx answers or errors ${JSON.stringify(measured.statusCodeStats)}\n${child.outputTail()}`)
-    perRequest.push(dumpTotal(child.pid, outDir) / N)
+    const { all, main } = dumpTotals(child.pid, outDir)
+    perRequest.push(all / N)
+    mainPerRequest.push(main / N)
   }
-  console.log(`${tree.padEnd(28)} ${perRequest.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')} instructions/request`)
-  results.push({ tree, perRequest })
+  const k = (list) => list.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')
+  console.log(`${tree.padEnd(28)} ${k(perRequest)} instructions/request (main thread ${k(mainPerRequest)})`)
+  results.push({ tree, perRequest, mainPerRequest })
   await stopChild(child, 10000)
 }
 const base = results[0]
 for (const r of results.slice(1)) {
-  const ratio = Math.min(...r.perRequest) / Math.min(...base.perRequest)
-  console.log(`${r.tree}: ${ratio.toFixed(3)}× ${base.tree}`)
+  const ratio = (key) => (Math.min(...r[key]) / Math.min(...base[key])).toFixed(3)
+  console.log(`${r.tree}: ${ratio('perRequest')}× ${base.tree} (main thread ${ratio('mainPerRequest')}×)`)
 }
 await stopAll()
 process.exit(0)
