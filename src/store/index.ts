@@ -11,13 +11,11 @@ export type { DatabaseTarget } from '../model/database.js'
 export interface OpenStoreOptions {
   /** Document indexes to create (idempotent); a failure closes the store and throws. */
   indexes?: DocumentIndexes
-  /** Embedded store only: commit runs and documents on a worker thread (long-running `serve`). */
-  writerThread?: boolean
 }
 
 /** Opens the store at `target` and creates the document indexes asked for. */
 export async function openStore(target: DatabaseTarget, options: OpenStoreOptions = {}): Promise<Store> {
-  const store = await openStoreOnly(target, options)
+  const store = await openStoreOnly(target)
   try {
     await store.ensureIndexes(options.indexes ?? {})
   } catch (error) {
@@ -27,10 +25,10 @@ export async function openStore(target: DatabaseTarget, options: OpenStoreOption
   return store
 }
 
-async function openStoreOnly(target: DatabaseTarget, options: OpenStoreOptions): Promise<Store> {
+async function openStoreOnly(target: DatabaseTarget): Promise<Store> {
   if (target.url.startsWith('file:')) {
     const { openSqliteStore } = await import('./sqlite.js')
-    return openSqliteStore(fileURLToPath(target.url), { writerThread: options.writerThread })
+    return openSqliteStore(fileURLToPath(target.url))
   }
   if (/^postgres(ql)?:\/\//i.test(target.url)) {
     const { openPostgresStore } = await import('./postgres.js')

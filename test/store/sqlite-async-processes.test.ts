@@ -1,6 +1,6 @@
 // Several real processes claiming async runs from one SQLite file (SPEC §12), as several `serve`
 // processes on one machine do: each run goes to exactly one process, and each is recorded once.
-// The children run the built store (dist/, made by `npm run build`, as the writer thread needs).
+// The children run the built store (dist/, made by `npm run build`: a child process cannot load TypeScript).
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -21,7 +21,7 @@ const WORKER = `
 import { openSqliteStore } from ${JSON.stringify(pathToFileURL(BUILT_STORE).href)}
 const [file, startAt] = process.argv.slice(2)
 // Opened before the common start, so a process slow to boot on a loaded machine still starts claiming with the others.
-const store = await openSqliteStore(file, { writerThread: true })
+const store = await openSqliteStore(file)
 while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 2))
 const claimed = []
 for (;;) {
