@@ -3,7 +3,7 @@
 // The children run the built store (dist/, made by `npm run build`: a child process cannot load TypeScript).
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -19,10 +19,14 @@ const RUNS = 120
 
 const WORKER = `
 import { openSqliteStore } from ${JSON.stringify(pathToFileURL(BUILT_STORE).href)}
-const [file, startAt] = process.argv.slice(2)
-// Opened before the common start, so a process slow to boot on a loaded machine still starts claiming with the others.
+import { readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+const [file, readyDir, processes] = process.argv.slice(2)
+// Every process opens its store, then waits for the others: on a loaded machine one process may boot
+// seconds after another, and claiming in-process is fast enough to take every run meanwhile.
 const store = await openSqliteStore(file)
-while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 2))
+writeFileSync(join(readyDir, String(process.pid)), '')
+while (readdirSync(readyDir).length < Number(processes)) await new Promise((r) => setTimeout(r, 2))
 const claimed = []
 for (;;) {
   const token = 'p' + process.pid + '-' + claimed.length
@@ -52,8 +56,9 @@ describe.skipIf(!existsSync(BUILT_STORE))('async runs claimed by several process
       ),
     )
     await writeFile(join(dir, 'worker.mjs'), WORKER)
-    const startAt = String(Date.now() + 3000)
-    const outputs = await Promise.all(Array.from({ length: PROCESSES }, () => run('node', [join(dir, 'worker.mjs'), file, startAt])))
+    const readyDir = join(dir, 'ready')
+    await mkdir(readyDir)
+    const outputs = await Promise.all(Array.from({ length: PROCESSES }, () => run('node', [join(dir, 'worker.mjs'), file, readyDir, String(PROCESSES)])))
     const perProcess = outputs.map((output) => JSON.parse(output.stdout) as string[])
     const all = perProcess.flat()
     expect(all.length).toBe(RUNS)
