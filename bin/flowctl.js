@@ -14,11 +14,12 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // Every command but `serve` lives well under a second. Node waits at exit for V8's background
   // optimising compiles (of the YAML parser, mostly), ~15 ms such a command never profits from.
   if (!argv.includes('serve')) v8.setFlagsFromString('--no-opt')
-  // serve: V8's young generation keeps its first size (two 1 MB semi-spaces). Loading a project
-  // allocates mostly data that survives, so V8 doubled it up to 2 × 16 MB, and a young generation
-  // never shrinks: ~20 MB of RSS for the life of the process with 1,000 flows, for no measured gain
-  // in load time or per request (bench/results.md, stop 25). V8 reads this flag each time it would
-  // grow the space, so it works set here; --max-semi-space-size is read only when the heap is made.
+  // serve: V8's young generation keeps its first size (two 1 MB semi-spaces) while the projects
+  // load (src/cli/serve.ts lets it grow again once they have). A load allocates mostly data that
+  // survives, so V8 doubled it up to 2 × 16 MB, and a young generation never shrinks: ~20 MB of RSS
+  // for the life of the process with 1,000 flows, for no measured gain in load time (bench/results.md,
+  // stop 25). V8 reads this flag each time it would grow the space, so it works set here;
+  // --max-semi-space-size is read only when the heap is made.
   else v8.setFlagsFromString('--semi-space-growth-factor=1')
   const { main } = await import('../dist/bin/main.js')
   process.exitCode = await main(argv)
