@@ -180,9 +180,9 @@ describe('sqlite store', () => {
     await setup.close()
     const connection = await SqliteWriterConnection.open(shared)
     const run = makeRun('p')
-    expect(await connection.commit([{ kind: 'run', projectId: 'p', cap: 0, values: runValues(run) }])).toBeUndefined()
+    expect(await connection.commit([{ kind: 'run', values: runValues(run) }])).toBeUndefined()
     await connection.close()
-    await expect(connection.commit([{ kind: 'run', projectId: 'p', cap: 0, values: runValues(makeRun('p')) }])).rejects.toMatchObject({
+    await expect(connection.commit([{ kind: 'run', values: runValues(makeRun('p')) }])).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
     })
     const raw = new Database(shared, { readonly: true })
