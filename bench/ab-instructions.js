@@ -6,19 +6,27 @@
 // 4 connections; ROUNDS (1) repeats the count on the same server. Under valgrind V8 keeps optimising well
 // past the warm-up (a first counted round of 1,129k fell to 635k in the next), so use ROUNDS=3 and
 // compare the later rounds (the ratio printed takes each tree's lowest). Slow: minutes per tree.
+// KEEP=none,all counts each tree once per `history.keep` setting (SPEC §14; as history-keep.js writes
+// its projects) and prints, per tree, each setting's count against the first's.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { writeOrderProject } from './run-api.js'
-import { BENCH_TOKEN } from './lib/project.js'
+import { BENCH_TOKEN, orderFlow, writeProject } from './lib/project.js'
 import { ORDER_BODIES } from './lib/load.js'
 import { freePort, startChild, stopAll, stopChild, waitForHttp } from './lib/proc.js'
 
 const WARMUP = Number(process.env.WARMUP ?? 3000)
 const N = Number(process.env.N ?? 2000)
 const ROUNDS = Number(process.env.ROUNDS ?? 1)
+// Unset: the project's default (keep: all), one count per tree.
+const KEEPS = process.env.KEEP ? process.env.KEEP.split(',') : [undefined]
+
+function writeKeepProject(dir, keep) {
+  const extra = keep === undefined ? {} : { history: { keep } }
+  return writeProject(dir, { flows: [{ file: 'create-order.yaml', flow: orderFlow() }], extra })
+}
 
 function load(url, amount) {
   return autocannon({
@@ -41,9 +49,9 @@ function dumpTotal(pid, outDir) {
   return Number(totals[1])
 }
 
-const results = []
-for (const tree of process.argv.slice(2)) {
-  const dir = writeOrderProject(mkdtempSync(join(tmpdir(), 'instr-')))
+/** Instructions per request of each counted round, on one `serve` of `tree`. */
+async function count(tree, keep) {
+  const dir = writeKeepProject(mkdtempSync(join(tmpdir(), 'instr-')), keep)
   const outDir = mkdtempSync(join(tmpdir(), 'callgrind-'))
   const port = await freePort()
   const child = startChild(
@@ -75,9 +83,22 @@ for (const tree of process.argv.slice(2)) {
     if (bad) throw new Error(`${tree}: ${bad} non-2xx answers or errors ${JSON.stringify(measured.statusCodeStats)}\n${child.outputTail()}`)
     perRequest.push(dumpTotal(child.pid, outDir) / N)
   }
-  console.log(`${tree.padEnd(28)} ${perRequest.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')} instructions/request`)
-  results.push({ tree, perRequest })
+  console.log(
+    `${tree.padEnd(28)}${keep === undefined ? '' : ` keep: ${keep}`} ${perRequest.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')} instructions/request`,
+  )
   await stopChild(child, 10000)
+  return perRequest
+}
+
+const results = []
+for (const tree of process.argv.slice(2)) {
+  const counts = []
+  for (const keep of KEEPS) counts.push(await count(tree, keep))
+  results.push({ tree, perRequest: counts[0] })
+  for (let i = 1; i < KEEPS.length; i++) {
+    const ratio = Math.min(...counts[i]) / Math.min(...counts[0])
+    console.log(`${tree}: keep: ${KEEPS[i]} ${ratio.toFixed(3)}× keep: ${KEEPS[0]}`)
+  }
 }
 const base = results[0]
 for (const r of results.slice(1)) {
