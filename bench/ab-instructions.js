@@ -6,19 +6,46 @@
 // 4 connections; ROUNDS (1) repeats the count on the same server. Under valgrind V8 keeps optimising well
 // past the warm-up (a first counted round of 1,129k fell to 635k in the next), so use ROUNDS=3 and
 // compare the later rounds (the ratio printed takes each tree's lowest). Slow: minutes per tree.
+// FLOW=lookup counts another flow instead, for mechanisms the order flow never reaches: the project
+// has CORS settings and every request an allowed Origin, and a find node with a filter and a sort
+// (on a collection nothing writes to, so its cost stays the same) runs before the insert.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { writeOrderProject } from './run-api.js'
-import { BENCH_TOKEN } from './lib/project.js'
+import { BENCH_TOKEN, orderFlow, writeProject } from './lib/project.js'
 import { ORDER_BODIES } from './lib/load.js'
 import { freePort, startChild, stopAll, stopChild, waitForHttp } from './lib/proc.js'
 
 const WARMUP = Number(process.env.WARMUP ?? 3000)
 const N = Number(process.env.N ?? 2000)
 const ROUNDS = Number(process.env.ROUNDS ?? 1)
+const FLOW = process.env.FLOW ?? 'order'
+const ORIGIN = 'https://shop.example'
+
+/** The order flow with CORS (project settings) and a filtered, sorted find before its insert. */
+function writeLookupProject(dir) {
+  const flow = orderFlow()
+  const [start, check, save, done] = flow.nodes
+  check.next = { true: 'lookup', false: 'lookup' }
+  const lookup = {
+    id: 'lookup',
+    type: 'find',
+    name: 'Catalog',
+    collection: 'catalog',
+    filter: { sku: { $eq: '{{start.sku}}' }, qty: { $lte: 100 } },
+    sort: { sku: 1 },
+    limit: 1,
+    next: 'save',
+  }
+  flow.nodes = [start, check, lookup, save, done]
+  return writeProject(dir, { flows: [{ file: 'create-order.yaml', flow }], extra: { cors: { origins: [ORIGIN] } } })
+}
+
+const PROJECTS = { order: writeOrderProject, lookup: writeLookupProject }
+if (!PROJECTS[FLOW]) throw new Error(`FLOW must be one of ${Object.keys(PROJECTS).join(', ')}`)
 
 function load(url, amount) {
   return autocannon({
@@ -26,7 +53,7 @@ function load(url, amount) {
     connections: 4,
     amount,
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}`, ...(FLOW === 'lookup' ? { origin: ORIGIN } : {}) },
     requests: ORDER_BODIES.map((body) => ({ method: 'POST', body })),
   })
 }
@@ -43,7 +70,7 @@ function dumpTotal(pid, outDir) {
 
 const results = []
 for (const tree of process.argv.slice(2)) {
-  const dir = writeOrderProject(mkdtempSync(join(tmpdir(), 'instr-')))
+  const dir = PROJECTS[FLOW](mkdtempSync(join(tmpdir(), 'instr-')))
   const outDir = mkdtempSync(join(tmpdir(), 'callgrind-'))
   const port = await freePort()
   const child = startChild(
