@@ -1,6 +1,6 @@
 // The results table: every row is a flowctl figure, a baseline figure measured in the same run,
 // their ratio and the target. Written as Markdown and printed.
-import { writeFileSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
@@ -42,12 +42,23 @@ export function formatTable(sections) {
   return lines.join('\n') + '\n'
 }
 
-/** Writes the table to `file` and prints it. */
+/**
+ * The hand-written sections of an earlier results file (every `## ` section but the generated
+ * `## Notes`): what each stop measured and decided, kept below a new table.
+ */
+export function writtenSections(text) {
+  const parts = text.split(/^(?=## )/m).slice(1)
+  return parts.filter((part) => !part.startsWith('## Notes\n')).join('')
+}
+
+/** Writes the table to `file` (keeping its hand-written sections) and prints it. */
 export function writeResults(sections, file = join(BENCH_DIR, 'results.md')) {
-  const text = formatTable(sections)
+  const table = formatTable(sections)
+  const kept = existsSync(file) ? writtenSections(readFileSync(file, 'utf8')) : ''
+  const text = kept ? `${table}\n${kept}` : table
   mkdirSync(TMP, { recursive: true })
   writeFileSync(file, text)
-  console.log('\n' + text)
+  console.log('\n' + table)
   console.log(`written to ${file}`)
 }
 

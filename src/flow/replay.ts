@@ -6,6 +6,14 @@ import type { RunTrigger, Store, StoredInput } from '../model/store.js'
 import { runFlow } from './engine.js'
 import type { RunInput, RunOutcome } from '../model/run.js'
 
+/** The codes `replayRun` throws for a run that cannot be replayed; their messages say why and may be shown. */
+const REPLAY_REFUSALS: ReadonlySet<string> = new Set(['RUN_NOT_FOUND', 'FLOW_NOT_FOUND', 'REPLAY_UNAVAILABLE'])
+
+/** Whether `error` is a refusal of `replayRun` (no such run, its flow removed, no input kept) rather than a failure. */
+export function isReplayRefusal(error: unknown): error is FlowctlError {
+  return error instanceof FlowctlError && REPLAY_REFUSALS.has(error.code)
+}
+
 export interface ReplayOptions {
   project: Project
   store: Store

@@ -9,3 +9,8 @@ export interface DatabaseTarget {
   /** The URL came from a secret, so it is a secret as a whole: its role and database names stay out of messages too. */
   hideUrlNames: boolean
 }
+
+/** A PostgreSQL URL (`postgres://` or `postgresql://`, any case): the one test of the scheme. */
+export function isPostgresUrl(text: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(text)
+}

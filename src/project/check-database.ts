@@ -2,15 +2,14 @@
 // secrets are loaded, so `validate` reports what would make the store fail to open. Values are never
 // shown (a database URL holds a password).
 import { resolveSecretText, secretNamesIn } from '../language/secrets.js'
+import { isPostgresUrl } from '../model/database.js'
 import type { Secrets } from '../model/project.js'
 import type { ProblemCollector } from './yaml-source.js'
-
-const POSTGRES_URL = /^postgres(ql)?:\/\//i
 
 /** Whether a (resolved) database setting is one flowctl can open. */
 export function isDatabaseSetting(value: string): boolean {
   const setting = value.trim()
-  return setting === '' || setting === 'embedded' || POSTGRES_URL.test(setting)
+  return setting === '' || setting === 'embedded' || isPostgresUrl(setting)
 }
 
 export function checkDatabaseSetting(database: string, secrets: Secrets, env: NodeJS.ProcessEnv, collector: ProblemCollector, path: (string | number)[]): void {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { FlowctlError } from '../errors.js'
 import { resolveSecretText, secretNamesIn } from '../language/secrets.js'
-import type { DatabaseTarget } from '../model/database.js'
+import { isPostgresUrl, type DatabaseTarget } from '../model/database.js'
 import { parseFieldPath, type FieldPath } from '../model/document-filter.js'
 import type { Project } from '../model/project.js'
 import type { DocumentIndexes } from '../model/store.js'
@@ -34,7 +34,7 @@ export function resolveDatabase(project: Project, env: NodeJS.ProcessEnv = proce
     )
   }
   if (url === 'embedded' && !override) return embedded
-  if (/^postgres(ql)?:\/\//i.test(url)) return { url, schema, hideUrlNames: !override && secretNamesIn(setting).length > 0 }
+  if (isPostgresUrl(url)) return { url, schema, hideUrlNames: !override && secretNamesIn(setting).length > 0 }
   // Never echo the value: it may be a URL of another scheme with a password in it.
   const source = override ? 'FLOWCTL_DATABASE_URL' : '`database` in flowctl.yaml'
   throw new FlowctlError('USAGE', `${source} must be "embedded" or a postgres:// URL`)

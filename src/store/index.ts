@@ -2,7 +2,7 @@
 // a file: URL is the embedded SQLite store, a postgres:// URL is PostgreSQL (pg is loaded only then).
 import { fileURLToPath } from 'node:url'
 import { FlowctlError } from '../errors.js'
-import type { DatabaseTarget } from '../model/database.js'
+import { isPostgresUrl, type DatabaseTarget } from '../model/database.js'
 import type { DocumentIndexes, Store } from '../model/store.js'
 
 export type { Store } from '../model/store.js'
@@ -32,7 +32,7 @@ async function openStoreOnly(target: DatabaseTarget, options: OpenStoreOptions):
     const { openSqliteStore } = await import('./sqlite.js')
     return openSqliteStore(fileURLToPath(target.url), { writerThread: options.writerThread })
   }
-  if (/^postgres(ql)?:\/\//i.test(target.url)) {
+  if (isPostgresUrl(target.url)) {
     const { openPostgresStore } = await import('./postgres.js')
     return openPostgresStore(target.url, { schema: target.schema, adoptPublicTables: true, hideUrlNames: target.hideUrlNames })
   }

@@ -2,6 +2,7 @@
 // rendered from the catalog, `{ ok: false, errors }` with the error's own headers, counted on
 // /status where the route counts refusals; anything unexpected is a 500 without internals, logged once.
 import { afterEach, describe, expect, it } from 'vitest'
+import { FlowctlError } from '../../src/errors.js'
 import { cleanupTempDirs } from '../helpers.js'
 import { jsonPost, ORDERS_TOKEN, startTestServer, type TestServer } from './setup.js'
 
@@ -90,6 +91,19 @@ describe('onError renders each class of error', () => {
       })
     }
     expect(server.logs.filter((line) => line.includes('is unavailable'))).toHaveLength(1)
+  })
+
+  it("the Replay button on a store outage: a 503 page with the catalog message, never the driver's", async () => {
+    server = await startTestServer()
+    const store = server.workspace.get('shop')!.store!
+    store.getRun = () => Promise.reject(new FlowctlError('STORE_UNAVAILABLE', 'connect ECONNREFUSED db.internal.example:5432'))
+    const page = await server.request('/runs/shop/some-run/replay', { method: 'POST' })
+    const text = await page.text()
+    expect(page.status).toBe(503)
+    expect(text).toContain('store unavailable')
+    expect(text).not.toContain('db.internal')
+    const refused = await server.request('/api/replay/shop/some-run', { method: 'POST' })
+    expect(await answer(refused)).toEqual({ status: 503, body: { ok: false, errors: ['store unavailable'] }, type: JSON_TYPE })
   })
 
   it('500 without internals for anything unexpected, logged once', async () => {

@@ -85,31 +85,25 @@ describe('serveCommand', () => {
     expect(view.projects[0].projectId).toBe('shop')
   })
 
-  it('serves an added, changed, broken and deleted flow file within 200 ms of each write', async () => {
+  it('serves an added, changed, broken and deleted flow file once written (how fast: bench/reload.js)', async () => {
     const file = join(dir, 'flows', 'greet.yaml')
     const url = `${base}/api/run/shop/greet`
     const message = async () => {
       const response = await fetch(url)
       return response.status === 200 ? ((await response.json()) as { message: string }).message : `status ${response.status}`
     }
-    const timed = async (write: () => Promise<void>, check: () => Promise<boolean>) => {
-      const began = Date.now()
+    // How fast a reload is lives in bench/reload.js (≤ 200 ms); here only that it happens.
+    const changed = async (write: () => Promise<void>, check: () => Promise<boolean>) => {
       await write()
-      await eventually(check, 2_000, 5)
-      return Date.now() - began
+      await eventually(check, 10_000, 5)
     }
-    const times: number[] = []
-    times.push(
-      await timed(
-        () => writeFile(file, greet('first')),
-        async () => (await message()) === 'first',
-      ),
+    await changed(
+      () => writeFile(file, greet('first')),
+      async () => (await message()) === 'first',
     )
-    times.push(
-      await timed(
-        () => writeFile(file, greet('second')),
-        async () => (await message()) === 'second',
-      ),
+    await changed(
+      () => writeFile(file, greet('second')),
+      async () => (await message()) === 'second',
     )
     await writeFile(file, 'name: Greet\nnodes:\n  - { id: start, type: start, name: Start, method: get, next: [oops\n')
     const problems = async () => ((await (await fetch(`${base}/api/status`)).json()) as { projects: { problems: string[] }[] }).projects[0]!.problems
@@ -117,15 +111,11 @@ describe('serveCommand', () => {
     expect(await message()).toBe('second') // the last good version keeps serving
     expect(stdout() + stderr()).toMatch(/flows\/greet\.yaml:\d+:\d+: /)
     // Deleting waits for chokidar's atomic-write window (100 ms) before the unlink is reported.
-    times.push(
-      await timed(
-        () => rm(file),
-        async () => (await fetch(url)).status === 404,
-      ),
+    await changed(
+      () => rm(file),
+      async () => (await fetch(url)).status === 404,
     )
     expect(stderr() + stdout()).toContain('reloaded shop (flows/greet.yaml): flow greet removed')
-    // Generous against CI noise; the aim (and the usual time) is well under 200 ms.
-    for (const ms of times) expect(ms).toBeLessThan(1_000)
   })
 
   it('serves the last of many quick writes (chokidar can drop a change event in a burst)', async () => {
@@ -192,8 +182,17 @@ describe('serveCommand', () => {
 
   it('shuts down on abort: in-flight requests finish, new connections are refused, then it resolves', async () => {
     // A run held open by an http node calling a server that answers after 300 ms.
+    // Each step waits until the server's runs reached the hanging server, not for a fixed time, so
+    // a loaded machine cannot abort a request the server has not received yet.
+    const reached = new Map<string, () => void>()
+    const reachedPath = (path: string) => new Promise<void>((resolve) => reached.set(path, resolve))
+    const fastReached = reachedPath('/')
+    const slowReached = reachedPath('/slow')
     hanging.removeAllListeners('request')
-    hanging.on('request', (req, res) => setTimeout(() => res.end('{}'), req.url === '/slow' ? 700 : 300))
+    hanging.on('request', (req, res) => {
+      reached.get(req.url ?? '')?.()
+      setTimeout(() => res.end('{}'), req.url === '/slow' ? 700 : 300)
+    })
     const inFlight = fetch(`${base}/api/run/shop/fetch-status`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer dev-orders-token-change-me' },
@@ -208,10 +207,9 @@ describe('serveCommand', () => {
       body: JSON.stringify({ url: `http://127.0.0.1:${hangingPort}/slow` }),
       signal: hangUp.signal,
     }).catch((error: unknown) => error)
-    await new Promise((r) => setTimeout(r, 50))
+    await Promise.all([fastReached, slowReached])
     hangUp.abort()
     expect(await abandoned).toBeInstanceOf(Error)
-    await new Promise((r) => setTimeout(r, 50))
     // An open dashboard's event stream is ended by the server at shutdown (a clean end, not a cut
     // connection after the 10 s grace period).
     const events = (await fetch(`${base}/api/events`)).body!.getReader()

@@ -3,9 +3,9 @@
 // `POST /runs/<projectId>/<runId>/replay` (its Replay button). Reading needs a loopback request or
 // the viewer role; running and replaying need a loopback request or the editor or owner role.
 import { getRouterParam, type H3Event } from 'h3'
-import { httpError, isFlowctlError } from '../../errors.js'
+import { ERROR_CATALOG, httpError, isFlowctlError } from '../../errors.js'
 import { capErrorList } from '../../flow/reason.js'
-import { replayRun } from '../../flow/replay.js'
+import { isReplayRefusal, replayRun } from '../../flow/replay.js'
 import { readRequestText } from '../body.js'
 import { callerOf, isCrossSite, projectAccess, readableEntries, type Need, type ProjectAccess } from '../access.js'
 import type { AppContext } from '../context.js'
@@ -136,7 +136,9 @@ export function replayFormHandler(context: AppContext) {
       }
       return new Response(null, { status: 303, headers: { location: `/runs/${encodeURIComponent(projectId)}/${encodeURIComponent(outcome.runId)}` } })
     } catch (error) {
-      if (isFlowctlError(error)) return messagePage(error.httpStatus, 'Replay not possible', error.message)
+      // A refusal says why; any other error (a store outage) only its catalog message, since its own may name a server.
+      if (isReplayRefusal(error)) return messagePage(error.httpStatus, 'Replay not possible', error.message)
+      if (isFlowctlError(error)) return messagePage(error.httpStatus, 'Replay not possible', ERROR_CATALOG[error.code].message)
       throw error
     }
   }

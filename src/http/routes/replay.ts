@@ -3,14 +3,12 @@
 // of `?_trace=1` with `replayOf`: `{ runId, replayOf, response: { status, body }, trace }` with the
 // run's status, or `{ ok: false, errors, nodeId, runId, replayOf, trace }` (500) when a node failed.
 import { getRouterParam, type H3Event } from 'h3'
-import { httpError, isFlowctlError } from '../../errors.js'
-import { replayRun } from '../../flow/replay.js'
+import { httpError } from '../../errors.js'
+import { isReplayRefusal, replayRun } from '../../flow/replay.js'
 import { isCrossSite, requireAccess } from '../access.js'
 import type { AppContext } from '../context.js'
 import { jsonResponse } from '../respond.js'
 import { logRejected } from './pages.js'
-
-const REPLAY_REFUSALS = new Set(['RUN_NOT_FOUND', 'FLOW_NOT_FOUND', 'REPLAY_UNAVAILABLE'])
 
 export function replayHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
@@ -44,7 +42,7 @@ export function replayHandler(context: AppContext) {
       )
     } catch (error) {
       // Why a run cannot be replayed (no such run, its flow removed, no input kept) is told as it is.
-      if (isFlowctlError(error) && REPLAY_REFUSALS.has(error.code)) throw httpError(error.code, [error.message], { cause: error })
+      if (isReplayRefusal(error)) throw httpError(error.code, [error.message], { cause: error })
       throw error
     }
   }
