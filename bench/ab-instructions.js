@@ -6,13 +6,17 @@
 // 4 connections; ROUNDS (1) repeats the count on the same server. Under valgrind V8 keeps optimising well
 // past the warm-up (a first counted round of 1,129k fell to 635k in the next), so use ROUNDS=3 and
 // compare the later rounds (the ratio printed takes each tree's lowest). Slow: minutes per tree.
+// FLOW=lookup counts another flow instead, for mechanisms the order flow never reaches: the project
+// has CORS settings and every request an allowed Origin, and a find node with a filter and a sort
+// (on a collection nothing writes to, so its cost stays the same) runs before the insert.
 // KEEP=none,all counts each tree once per `history.keep` setting (SPEC §14; as history-keep.js writes
 // its projects) and prints, per tree, each setting's count against the first's.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
+import { writeOrderProject } from './run-api.js'
 import { BENCH_TOKEN, orderFlow, writeProject } from './lib/project.js'
 import { ORDER_BODIES } from './lib/load.js'
 import { freePort, startChild, stopAll, stopChild, waitForHttp } from './lib/proc.js'
@@ -20,12 +24,38 @@ import { freePort, startChild, stopAll, stopChild, waitForHttp } from './lib/pro
 const WARMUP = Number(process.env.WARMUP ?? 3000)
 const N = Number(process.env.N ?? 2000)
 const ROUNDS = Number(process.env.ROUNDS ?? 1)
+const FLOW = process.env.FLOW ?? 'order'
+const ORIGIN = 'https://shop.example'
+
+/** The order flow with CORS (project settings) and a filtered, sorted find before its insert. */
+function writeLookupProject(dir) {
+  const flow = orderFlow()
+  const [start, check, save, done] = flow.nodes
+  check.next = { true: 'lookup', false: 'lookup' }
+  const lookup = {
+    id: 'lookup',
+    type: 'find',
+    name: 'Catalog',
+    collection: 'catalog',
+    filter: { sku: { $eq: '{{start.sku}}' }, qty: { $lte: 100 } },
+    sort: { sku: 1 },
+    limit: 1,
+    next: 'save',
+  }
+  flow.nodes = [start, check, lookup, save, done]
+  return writeProject(dir, { flows: [{ file: 'create-order.yaml', flow }], extra: { cors: { origins: [ORIGIN] } } })
+}
+
+const PROJECTS = { order: writeOrderProject, lookup: writeLookupProject }
+if (!PROJECTS[FLOW]) throw new Error(`FLOW must be one of ${Object.keys(PROJECTS).join(', ')}`)
 // Unset: the project's default (keep: all), one count per tree.
 const KEEPS = process.env.KEEP ? process.env.KEEP.split(',') : [undefined]
 
-function writeKeepProject(dir, keep) {
-  const extra = keep === undefined ? {} : { history: { keep } }
-  return writeProject(dir, { flows: [{ file: 'create-order.yaml', flow: orderFlow() }], extra })
+/** FLOW's project, with `history.keep` set when `keep` is given (flowctl.yaml has no history key). */
+function writeCountedProject(dir, keep) {
+  PROJECTS[FLOW](dir)
+  if (keep !== undefined) appendFileSync(join(dir, 'flowctl.yaml'), `history:\n  keep: ${keep}\n`)
+  return dir
 }
 
 function load(url, amount) {
@@ -34,7 +64,7 @@ function load(url, amount) {
     connections: 4,
     amount,
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}`, ...(FLOW === 'lookup' ? { origin: ORIGIN } : {}) },
     requests: ORDER_BODIES.map((body) => ({ method: 'POST', body })),
   })
 }
@@ -51,7 +81,7 @@ function dumpTotal(pid, outDir) {
 
 /** Instructions per request of each counted round, on one `serve` of `tree`. */
 async function count(tree, keep) {
-  const dir = writeKeepProject(mkdtempSync(join(tmpdir(), 'instr-')), keep)
+  const dir = writeCountedProject(mkdtempSync(join(tmpdir(), 'instr-')), keep)
   const outDir = mkdtempSync(join(tmpdir(), 'callgrind-'))
   const port = await freePort()
   const child = startChild(
