@@ -6,20 +6,57 @@
 // 4 connections; ROUNDS (1) repeats the count on the same server. Under valgrind V8 keeps optimising well
 // past the warm-up (a first counted round of 1,129k fell to 635k in the next), so use ROUNDS=3 and
 // compare the later rounds (the ratio printed takes each tree's lowest). Slow: minutes per tree.
-// Threads are counted apart (--separate-threads=yes): the whole process and its main thread alone.
+// FLOW=lookup counts another flow instead, for mechanisms the order flow never reaches: the project
+// has CORS settings and every request an allowed Origin, and a find node with a filter and a sort
+// (on a collection nothing writes to, so its cost stays the same) runs before the insert.
+// KEEP=none,all counts each tree once per `history.keep` setting (SPEC §14; as history-keep.js writes
+// its projects) and prints, per tree, each setting's count against the first's.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { writeOrderProject } from './run-api.js'
-import { BENCH_TOKEN } from './lib/project.js'
+import { BENCH_TOKEN, orderFlow, writeProject } from './lib/project.js'
 import { ORDER_BODIES } from './lib/load.js'
 import { freePort, startChild, stopAll, stopChild, waitForHttp } from './lib/proc.js'
 
 const WARMUP = Number(process.env.WARMUP ?? 3000)
 const N = Number(process.env.N ?? 2000)
 const ROUNDS = Number(process.env.ROUNDS ?? 1)
+const FLOW = process.env.FLOW ?? 'order'
+const ORIGIN = 'https://shop.example'
+
+/** The order flow with CORS (project settings) and a filtered, sorted find before its insert. */
+function writeLookupProject(dir) {
+  const flow = orderFlow()
+  const [start, check, save, done] = flow.nodes
+  check.next = { true: 'lookup', false: 'lookup' }
+  const lookup = {
+    id: 'lookup',
+    type: 'find',
+    name: 'Catalog',
+    collection: 'catalog',
+    filter: { sku: { $eq: '{{start.sku}}' }, qty: { $lte: 100 } },
+    sort: { sku: 1 },
+    limit: 1,
+    next: 'save',
+  }
+  flow.nodes = [start, check, lookup, save, done]
+  return writeProject(dir, { flows: [{ file: 'create-order.yaml', flow }], extra: { cors: { origins: [ORIGIN] } } })
+}
+
+const PROJECTS = { order: writeOrderProject, lookup: writeLookupProject }
+if (!PROJECTS[FLOW]) throw new Error(`FLOW must be one of ${Object.keys(PROJECTS).join(', ')}`)
+// Unset: the project's default (keep: all), one count per tree.
+const KEEPS = process.env.KEEP ? process.env.KEEP.split(',') : [undefined]
+
+/** FLOW's project, with `history.keep` set when `keep` is given (flowctl.yaml has no history key). */
+function writeCountedProject(dir, keep) {
+  PROJECTS[FLOW](dir)
+  if (keep !== undefined) appendFileSync(join(dir, 'flowctl.yaml'), `history:\n  keep: ${keep}\n`)
+  return dir
+}
 
 function load(url, amount) {
   return autocannon({
@@ -27,35 +64,24 @@ function load(url, amount) {
     connections: 4,
     amount,
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}`, ...(FLOW === 'lookup' ? { origin: ORIGIN } : {}) },
     requests: ORDER_BODIES.map((body) => ({ method: 'POST', body })),
   })
 }
 
-/**
- * The instructions counted since the last zeroing: callgrind writes a dump whose `totals:` line has
- * them, one file per thread with `--separate-threads=yes` (named `…-01` for the main thread).
- * Returns the whole process's count and the main thread's.
- */
-function dumpTotals(pid, outDir) {
+/** The instructions counted since the last zeroing: callgrind writes a dump whose `totals:` line has them. */
+function dumpTotal(pid, outDir) {
   const before = new Set(readdirSync(outDir))
   execFileSync('callgrind_control', ['--dump', String(pid)], { stdio: 'ignore' })
-  const files = readdirSync(outDir).filter((f) => !before.has(f) && f.startsWith('callgrind.out'))
-  if (files.length === 0) throw new Error('callgrind wrote no dump')
-  let all = 0
-  let main = 0
-  for (const file of files) {
-    const text = readFileSync(join(outDir, file), 'utf8')
-    const count = Number((text.match(/^totals: (\d+)/m) ?? text.match(/^summary: (\d+)/m))[1])
-    all += count
-    if (file.endsWith('-01')) main += count
-  }
-  return { all, main }
+  const file = readdirSync(outDir).find((f) => !before.has(f) && f.startsWith('callgrind.out'))
+  if (!file) throw new Error('callgrind wrote no dump')
+  const totals = readFileSync(join(outDir, file), 'utf8').match(/^totals: (\d+)/m) ?? readFileSync(join(outDir, file), 'utf8').match(/^summary: (\d+)/m)
+  return Number(totals[1])
 }
 
-const results = []
-for (const tree of process.argv.slice(2)) {
-  const dir = writeOrderProject(mkdtempSync(join(tmpdir(), 'instr-')))
+/** Instructions per request of each counted round, on one `serve` of `tree`. */
+async function count(tree, keep) {
+  const dir = writeCountedProject(mkdtempSync(join(tmpdir(), 'instr-')), keep)
   const outDir = mkdtempSync(join(tmpdir(), 'callgrind-'))
   const port = await freePort()
   const child = startChild(
@@ -63,7 +89,6 @@ for (const tree of process.argv.slice(2)) {
     [
       '--tool=callgrind',
       '--smc-check=all-non-file',
-      '--separate-threads=yes',
       `--callgrind-out-file=${outDir}/callgrind.out.%p`,
       process.execPath,
       join(tree, 'bin/flowctl.js'),
@@ -81,25 +106,34 @@ for (const tree of process.argv.slice(2)) {
   await waitForHttp(url.replace('create-order', 'nope'), { child, timeoutMs: 600000 })
   const warm = await load(url, WARMUP)
   const perRequest = []
-  const mainPerRequest = []
   for (let round = 0; round < ROUNDS; round++) {
     execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' })
     const measured = await load(url, N)
     const bad = warm.non2xx + measured.non2xx + measured.errors + measured.timeouts
     if (bad) throw new Error(`${tree}: ${bad} non-2xx answers or errors ${JSON.stringify(measured.statusCodeStats)}\n${child.outputTail()}`)
-    const { all, main } = dumpTotals(child.pid, outDir)
-    perRequest.push(all / N)
-    mainPerRequest.push(main / N)
+    perRequest.push(dumpTotal(child.pid, outDir) / N)
   }
-  const k = (list) => list.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')
-  console.log(`${tree.padEnd(28)} ${k(perRequest)} instructions/request (main thread ${k(mainPerRequest)})`)
-  results.push({ tree, perRequest, mainPerRequest })
+  console.log(
+    `${tree.padEnd(28)}${keep === undefined ? '' : ` keep: ${keep}`} ${perRequest.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')} instructions/request`,
+  )
   await stopChild(child, 10000)
+  return perRequest
+}
+
+const results = []
+for (const tree of process.argv.slice(2)) {
+  const counts = []
+  for (const keep of KEEPS) counts.push(await count(tree, keep))
+  results.push({ tree, perRequest: counts[0] })
+  for (let i = 1; i < KEEPS.length; i++) {
+    const ratio = Math.min(...counts[i]) / Math.min(...counts[0])
+    console.log(`${tree}: keep: ${KEEPS[i]} ${ratio.toFixed(3)}× keep: ${KEEPS[0]}`)
+  }
 }
 const base = results[0]
 for (const r of results.slice(1)) {
-  const ratio = (key) => (Math.min(...r[key]) / Math.min(...base[key])).toFixed(3)
-  console.log(`${r.tree}: ${ratio('perRequest')}× ${base.tree} (main thread ${ratio('mainPerRequest')}×)`)
+  const ratio = Math.min(...r.perRequest) / Math.min(...base.perRequest)
+  console.log(`${r.tree}: ${ratio.toFixed(3)}× ${base.tree}`)
 }
 await stopAll()
 process.exit(0)

@@ -5,6 +5,7 @@
 // PostgreSQL with STORE=postgres and AB_POSTGRES_URL, a fresh database per tree), RUNS runs with
 // CONCURRENCY in flight, one child process per tree and round, trees alternating for ROUNDS rounds.
 // Prints per tree the process's CPU µs per run (every thread, process.cpuUsage) and runs/s.
+// KEEP=none (or all, errors) sets the project's `history.keep` (SPEC §14; default: all).
 // Instruction counts: run one child under `valgrind --tool=callgrind` with two values of RUNS
 // (WARMUP=0) and divide the difference of the totals by the difference of the runs.
 import { fork } from 'node:child_process'
@@ -12,13 +13,18 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { writeOrderProject } from './run-api.js'
 import { freshPostgresDatabase } from './lib/flowctl-check.js'
 import { median } from './lib/load.js'
-import { BENCH_TOKEN } from './lib/project.js'
+import { BENCH_TOKEN, orderFlow, writeProject } from './lib/project.js'
 
 const RUNS = Number(process.env.RUNS ?? 5000)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50)
+
+/** run-api.js's order project, with `history.keep: KEEP` when set. */
+function writeOrderProject(dir) {
+  const extra = process.env.KEEP ? { history: { keep: process.env.KEEP } } : {}
+  return writeProject(dir, { flows: [{ file: 'create-order.yaml', flow: orderFlow() }], extra })
+}
 
 if (process.argv[2] === '--child') {
   const [tree, dir, databaseUrl] = process.argv.slice(3)

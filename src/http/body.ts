@@ -23,16 +23,9 @@ export type BytesResult = { ok: true; bytes: Uint8Array } | { ok: false; status:
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i
 
-// Clients send the same Content-Type again and again: the last answer is kept.
-let lastContentType: string | null = null
-let lastIsJson = false
-
 export function isJsonContentType(header: string | null): boolean {
   if (!header) return false
-  if (header === lastContentType) return lastIsJson
-  lastIsJson = JSON_TYPE.test(mediaTypeOf(header))
-  lastContentType = header
-  return lastIsJson
+  return JSON_TYPE.test(mediaTypeOf(header))
 }
 
 /** `text/plain; charset=utf-8` → `text/plain` (lower case); '' when there is none. */
@@ -44,7 +37,7 @@ export function mediaTypeOf(header: string | null): string {
 
 /** Which accepted body type a Content-Type is, or null when it is none of them. */
 export function bodyTypeOf(header: string | null, accept: readonly BodyType[]): BodyType | null {
-  // The common case first and cheaply: JSON, with the cached answer.
+  // The common case first: JSON.
   if (accept.includes('json') && isJsonContentType(header)) return 'json'
   const media = mediaTypeOf(header)
   if (media === 'application/x-www-form-urlencoded' && accept.includes('form')) return 'form'

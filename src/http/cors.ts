@@ -15,19 +15,8 @@ export interface FlowCors {
   allowHeaders: string
 }
 
-const byStart = new WeakMap<StartInfo, FlowCors | null>()
-
-/** The resolved CORS settings of a Start, once per flow version; null when none apply. */
+/** The resolved CORS settings of a Start (the project's with the Start's over them); null when none apply. */
 export function flowCors(project: Project, start: StartInfo): FlowCors | null {
-  let cors = byStart.get(start)
-  if (cors === undefined) {
-    cors = resolve(project, start)
-    byStart.set(start, cors)
-  }
-  return cors
-}
-
-function resolve(project: Project, start: StartInfo): FlowCors | null {
   const settings = corsFor(project.settings.cors, start.cors)
   if (!settings) return null
   const origins = new Set(settings.origins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()))

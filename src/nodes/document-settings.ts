@@ -1,6 +1,6 @@
 // What the document node kinds (get, find, update, delete) share: their settings' schemas, the
 // load-time check of filters and sorts, and the run-time filter of an `id` and/or a `filter`.
-// A filter is parsed from the flow file as written, once per node: operators come from there only.
+// A filter is parsed from the flow file as written, at each run of the node: operators come from there only.
 import { bindFilter, idFilter, isEmptyFilter, parseFieldPath, parseFilter, parseSort, type FilterNode, type SortKey } from '../model/document-filter.js'
 import type { JsonSchema } from '../model/project.js'
 import type { NodeContext, SettingsProblem } from './types.js'
@@ -19,9 +19,6 @@ export const SORT_SCHEMA: JsonSchema = {
   additionalProperties: { enum: [1, -1] },
   description: '{ field: 1 (ascending) | -1 (descending) }, in order.',
 }
-
-const parsedFilters = new WeakMap<object, FilterNode>()
-const parsedSorts = new WeakMap<object, SortKey[]>()
 
 /** Problems of the `filter` and `sort` settings, positioned under them. */
 export function checkFilterSettings(settings: Record<string, unknown>): SettingsProblem[] {
@@ -58,12 +55,7 @@ export function checkFieldName(name: string, where: string): string | null {
 function writtenFilter(settings: Record<string, unknown>): FilterNode | null {
   const written = settings.filter
   if (written === null || typeof written !== 'object') return null
-  let filter = parsedFilters.get(written)
-  if (!filter) {
-    filter = parseFilter(written).filter // its problems were load errors: a loaded flow has none
-    parsedFilters.set(written, filter)
-  }
-  return filter
+  return parseFilter(written).filter // its problems were load errors: a loaded flow has none
 }
 
 /** The node's filter with its values resolved: `_id` equal to the id (when set) and the filter (when set). */
@@ -80,12 +72,7 @@ export function boundTarget(context: NodeContext): FilterNode {
 export function writtenSort(settings: Record<string, unknown>): SortKey[] {
   const written = settings.sort
   if (written === null || typeof written !== 'object') return []
-  let sort = parsedSorts.get(written)
-  if (!sort) {
-    sort = parseSort(written).sort
-    parsedSorts.set(written, sort)
-  }
-  return sort
+  return parseSort(written).sort
 }
 
 /** An id as the stores know ids (text); numbers are written as text, anything else names no document. */

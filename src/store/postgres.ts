@@ -6,7 +6,7 @@ import { FlowctlError } from '../errors.js'
 import { escapeNul, jsonbSafe } from './postgres-text.js'
 import type { FilterNode } from '../model/document-filter.js'
 import { withId } from './documents.js'
-import { HistoryCounter, isCapped, TrimQueue } from './history-cap.js'
+import { HistoryCap } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { claimPruneBefore } from './retention.js'
 import { migratePostgres } from './migrations/postgres.js'
@@ -44,8 +44,6 @@ type PgWrite = { kind: 'run'; values: unknown[]; documents: PgDocumentRow[] | un
 
 /** Group commits running at once; writes arriving meanwhile join the next one. */
 const MAX_COMMITS_IN_FLIGHT = 2
-/** A trim skipped (another instance was trimming) or failed is tried again this much later. */
-const TRIM_RETRY_MS = 100
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -110,10 +108,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 
 class PostgresStore implements Store {
   readonly kind = 'postgres' as const
-  private readonly history = new HistoryCounter()
-  private readonly trims = new TrimQueue()
-  private readonly countReads = new Map<string, Promise<void>>()
-  private readonly trimRetries = new Map<string, NodeJS.Timeout>()
+  // The history cap (history-cap.ts); this dialect's part is the count and the trim statement.
+  private readonly cap = new HistoryCap({
+    countRuns: async (projectId) => Number((await this.query<{ n: string }>('flowctl_count_all_runs', PG_SQL.countAllRuns, [projectId])).rows[0]?.n ?? 0),
+    deleteBelowBoundary: (projectId, keep) => this.trimStatement(projectId, keep),
+  })
   private readonly writes = new WriteBatcher<PgWrite>((items) => this.commitWrites(items), MAX_COMMITS_IN_FLIGHT)
   private readonly asyncQueue = new PostgresAsyncQueue((name, text, values) => this.query(name, text, values))
   private readonly asyncEnqueues = new WriteBatcher<NewAsyncRun>(async (runs) => void (await this.asyncQueue.enqueue(runs)), MAX_COMMITS_IN_FLIGHT)
@@ -150,57 +149,19 @@ class PostgresStore implements Store {
     return failures
   }
 
-  /** Counts the committed run and, when the project passed its cap, waits for a trim (never fails). */
-  private async noteRun(projectId: string, cap: number): Promise<void> {
-    if (!isCapped(cap)) return
-    try {
-      if (this.history.get(projectId) !== undefined) this.history.add(projectId, 1)
-      else await this.readCount(projectId)
-    } catch {
-      return // the count is read again with the next run
-    }
-    if (this.history.isDue(projectId, cap)) await this.trims.request(projectId, () => this.trim(projectId, cap))
-  }
-
-  /** Reads the project's count once, however many runs are waiting for it. */
-  private async readCount(projectId: string): Promise<void> {
-    const pending = this.countReads.get(projectId)
-    if (pending) {
-      await pending
-      this.history.add(projectId, 1) // may count this run twice: an early trim, never a late one
-      return
-    }
-    const read = this.query<{ n: string }>('flowctl_count_all_runs', PG_SQL.countAllRuns, [projectId])
-      .then(({ rows }) => this.history.set(projectId, Number(rows[0]?.n ?? 0)))
-      .finally(() => this.countReads.delete(projectId))
-    this.countReads.set(projectId, read)
-    await read
-  }
-
-  private async trim(projectId: string, cap: number): Promise<void> {
-    const atStart = this.history.get(projectId)
-    // A trim queued behind another may find the count already back under the cap.
-    if (atStart === undefined || !this.history.isDue(projectId, cap)) return
-    try {
-      if (await this.trimStatement(projectId, cap)) return this.history.trimmed(projectId, cap, atStart)
-    } catch {
-      // The run is committed; a trim is housekeeping. Nothing is logged (errors may quote values).
-    }
-    this.retryTrim(projectId, cap)
-  }
-
   /**
-   * Runs the trim statement; true when this instance held the project's trim lock. Its boundary must
+   * Deletes the project's runs below its `keep`-th newest, in a transaction of its own; false when
+   * another instance held the project's trim lock (PG_SQL.trimRuns). Its boundary must
    * be read from the index, newest first (~cap entries). On a young table, before autoanalyze saw it
    * grow, the planner estimated ~150 rows and chose a bitmap scan of the whole project, dead rows
    * included, plus a sort: 21–65 ms per trim instead of ~3, which made the database the Run API's
    * bottleneck. So the trim's transaction turns sorts and bitmap scans off for itself.
    */
-  private async trimStatement(projectId: string, cap: number): Promise<boolean> {
-    const client = await this.pool.connect() // a failure is caught by trim(), like any other
+  private async trimStatement(projectId: string, keep: number): Promise<boolean> {
+    const client = await this.pool.connect() // a failure is caught by HistoryCap, like any other
     try {
       await client.query(`BEGIN; ${TRIM_PLANNER_SETTINGS}`)
-      const { rows } = await client.query<{ got: boolean }>({ name: 'flowctl_trim_runs', text: PG_SQL.trimRuns, values: [projectId, Math.floor(cap)] })
+      const { rows } = await client.query<{ got: boolean }>({ name: 'flowctl_trim_runs', text: PG_SQL.trimRuns, values: [projectId, keep] })
       await client.query('COMMIT')
       return rows[0]?.got === true
     } catch (error) {
@@ -209,16 +170,6 @@ class PostgresStore implements Store {
     } finally {
       client.release()
     }
-  }
-
-  private retryTrim(projectId: string, cap: number): void {
-    if (this.trimRetries.has(projectId) || this.pool.ended) return
-    const timer = setTimeout(() => {
-      this.trimRetries.delete(projectId)
-      if (this.history.isDue(projectId, cap)) void this.trims.request(projectId, () => this.trim(projectId, cap))
-    }, TRIM_RETRY_MS)
-    timer.unref()
-    this.trimRetries.set(projectId, timer)
   }
 
   /** Runs one statement, turning a lost connection into STORE_UNAVAILABLE. Named statements are prepared once per connection. */
@@ -258,7 +209,7 @@ class PostgresStore implements Store {
   /** Group commit: resolves once the statement holding this run and its documents committed (and a due trim ran). */
   async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText, documents?: readonly RunDocument[]): Promise<void> {
     await this.writes.add({ kind: 'run', values: pgRunValues(run, details), documents: pgDocumentRows(run.projectId, documents) })
-    await this.noteRun(run.projectId, historyCap)
+    await this.cap.noteRun(run.projectId, historyCap)
   }
 
   async insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
@@ -287,7 +238,7 @@ class PostgresStore implements Store {
     documents?: readonly RunDocument[],
   ): Promise<void> {
     await this.asyncFinishes.add({ id: run.id, values: pgRunValues(run, details), completion, documents: pgDocumentRows(run.projectId, documents) })
-    await this.noteRun(run.projectId, historyCap)
+    await this.cap.noteRun(run.projectId, historyCap)
   }
 
   async releaseAsyncRun(id: string, token: string): Promise<void> {
@@ -436,9 +387,7 @@ class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.pool.ended) return
     await Promise.all([this.writes.drain(), this.asyncEnqueues.drain(), this.asyncFinishes.drain()])
-    await this.trims.idle()
-    for (const timer of this.trimRetries.values()) clearTimeout(timer)
-    this.trimRetries.clear()
+    await this.cap.close()
     if (!this.pool.ended) await this.pool.end()
   }
 }

@@ -1,10 +1,8 @@
 // One group commit of the SQLite hot-path writes (runs with the documents they inserted): every
-// write of a batch in one BEGIN IMMEDIATE ... COMMIT, with the history trim of each project that passed its cap riding in the
-// same transaction under a savepoint, so a failed trim rolls back alone and never fails the writes.
-// It runs on whichever connection does the writing: the store's own (one-shot commands) or the
-// writer thread's (serve). Either way one connection writes, so trims never overlap.
+// write of a batch in one BEGIN IMMEDIATE ... COMMIT. It runs on whichever connection does the
+// writing: the store's own (one-shot commands) or the writer thread's (serve). The history cap's
+// trims (history-cap.ts decides when) ride in it too, so one connection does every hot-path write.
 import type Database from 'better-sqlite3'
-import { HistoryCounter, isCapped } from './history-cap.js'
 import { SqliteAsyncWrites } from './sqlite-async-runs.js'
 import { isUnavailable } from './sqlite-connection.js'
 import type { SqliteStatements } from './sqlite-statements.js'
@@ -19,7 +17,7 @@ export type SqliteDocumentRow = unknown[]
 /** Values in column order (`RUN_COLUMNS`, `DOCUMENT_COLUMNS`): arrays cross to the writer thread cheaper than objects. */
 export type SqliteWrite =
   // A run's record, with the documents the run inserted (one commit per run).
-  | { kind: 'run'; projectId: string; cap: number; values: unknown[]; documents?: SqliteDocumentRow[] }
+  | { kind: 'run'; values: unknown[]; documents?: SqliteDocumentRow[] }
   | { kind: 'document'; values: unknown[] }
   // A run's documents ahead of its record (a later node of the run reads documents).
   | { kind: 'run-documents'; documents: SqliteDocumentRow[] }
@@ -28,12 +26,13 @@ export type SqliteWrite =
   | { kind: 'async-queued'; values: unknown[] }
   | {
       kind: 'async-finished'
-      projectId: string
-      cap: number
       values: unknown[]
       finish: [string, string, string, string, string]
       documents?: SqliteDocumentRow[]
     }
+  // The history cap's trim: the project's runs below its `keep`-th newest. One statement, so a
+  // failing trim undoes itself alone and fails only its own item, no run.
+  | { kind: 'trim'; projectId: string; keep: number }
 
 /**
  * The commit function for `WriteBatcher`: writes the batch in one transaction and reports each
@@ -41,7 +40,6 @@ export type SqliteWrite =
  * failed as a whole, in which case nothing of the batch was written.
  */
 export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements): (items: SqliteWrite[]) => CommitResult {
-  const history = new HistoryCounter()
   const asyncWrites = new SqliteAsyncWrites(db)
   const insertDocuments = (rows: SqliteDocumentRow[]) => {
     for (const row of rows) (row[5] ? sql.insertDocumentIfAbsent : sql.insertDocument).run(row[0], row[1], row[2], row[3], row[4])
@@ -63,27 +61,7 @@ export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements):
     sql.insertRun.run(...item.values)
   })
 
-  // Under a savepoint, and only when there is SQL to run: the first count of a project, or a trim.
-  const countAndTrim = db.transaction((projectId: string, cap: number) => {
-    // The first time, count in this transaction: the count includes this batch's rows.
-    if (history.get(projectId) === undefined) history.set(projectId, (sql.countAllRuns.get(projectId) as { n: number }).n)
-    if (history.isDue(projectId, cap)) {
-      sql.trimRuns.run(projectId, Math.floor(cap))
-      // We hold the write lock: the project now holds exactly `cap` runs.
-      history.set(projectId, Math.floor(cap))
-    }
-  })
-  const noteRuns = (projectId: string, inserted: number, cap: number) => {
-    const known = history.get(projectId)
-    if (known !== undefined) {
-      history.set(projectId, known + inserted)
-      if (!history.isDue(projectId, cap)) return
-    }
-    countAndTrim(projectId, cap)
-  }
-
   const commitBatch = db.transaction((items: SqliteWrite[], failures: Map<number, unknown>, savepoints: boolean) => {
-    const runsByProject = new Map<string, { inserted: number; cap: number }>()
     items.forEach((item, index) => {
       try {
         if (item.kind === 'run') {
@@ -92,6 +70,7 @@ export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements):
         } else if (item.kind === 'document') sql.insertDocument.run(...item.values)
         else if (item.kind === 'run-documents') (savepoints ? documentsAlone : insertDocuments)(item.documents)
         else if (item.kind === 'async-queued') asyncWrites.queue(item.values)
+        else if (item.kind === 'trim') sql.trimRuns.run(item.projectId, item.projectId, item.keep)
         else finishAsync(item)
       } catch (error) {
         // One row's own error (say, a duplicate id) fails only its caller; anything that ended
@@ -102,22 +81,7 @@ export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements):
         failures.set(index, error)
         return
       }
-      if ((item.kind === 'run' || item.kind === 'async-finished') && isCapped(item.cap)) {
-        const tally = runsByProject.get(item.projectId) ?? { inserted: 0, cap: item.cap }
-        tally.inserted += 1
-        tally.cap = item.cap
-        runsByProject.set(item.projectId, tally)
-      }
     })
-    for (const [projectId, { inserted, cap }] of runsByProject) {
-      try {
-        noteRuns(projectId, inserted, cap)
-      } catch {
-        // Rolled back to its savepoint; the count is forgotten and read again with the next batch.
-        history.forget(projectId)
-        if (!db.inTransaction) throw new Error('the history trim ended the transaction')
-      }
-    }
   })
 
   return (items) => {

@@ -39,10 +39,11 @@ export class SqliteStatements {
   constructor(private readonly db: Database.Database) {
     this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
-    // The rowids come from the project's own index range; repeating `project_id = ?` outside made
-    // SQLite scan the whole project to test each row against the list (twice the cost).
-    this.trimRuns = db.prepare(`DELETE FROM runs WHERE rowid IN
-      (SELECT rowid FROM runs WHERE project_id = ? ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)`)
+    // The history cap's trim (history-cap.ts): the project's runs below its `keep`-th newest (the
+    // boundary, by started_at then rowid), an index range of the project only. Fewer runs than
+    // `keep`: the boundary is NULL and nothing is deleted. Parameters: project, project, keep.
+    this.trimRuns = db.prepare(`DELETE FROM runs WHERE project_id = ? AND (started_at, rowid) <
+      (SELECT started_at, rowid FROM runs WHERE project_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1 OFFSET ? - 1)`)
     this.getRun = db.prepare(`SELECT ${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS} FROM runs WHERE project_id = ? AND id = ?`)
     this.countRuns = db.prepare(`SELECT status, count(*) AS n FROM runs
       WHERE project_id = @project_id

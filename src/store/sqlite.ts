@@ -23,6 +23,7 @@ import { SqliteGuards } from './sqlite-guards.js'
 import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
 import { SqliteAsyncQueue } from './sqlite-async-runs.js'
 import { WriteBatcher } from './write-batch.js'
+import { HistoryCap } from './history-cap.js'
 import type {
   DocumentChange,
   DocumentIndexes,
@@ -105,6 +106,7 @@ function documentRows(projectId: string, documents: readonly RunDocument[]): Sql
 class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
   private readonly writes: WriteBatcher<SqliteWrite>
+  private readonly cap: HistoryCap
   private readonly documents: SqliteDocuments
   readonly guards: SqliteGuards
   private readonly asyncQueue: SqliteAsyncQueue
@@ -122,6 +124,17 @@ class SqliteStore implements Store {
   ) {
     const commit = sqliteBatchCommit(db, sql)
     this.writes = new WriteBatcher((items) => guarded(() => commit(items)))
+    // The history cap (history-cap.ts). A run is noted as soon as it is queued, so a trim it makes
+    // due joins the same group commit right after it: no commit of its own, and one connection does
+    // every hot-path write. SQLite's write lock keeps the trims of
+    // several processes apart, so a trim never skips.
+    this.cap = new HistoryCap({
+      countRuns: async (projectId) => guarded(() => (sql.countAllRuns.get(projectId) as { n: number }).n),
+      deleteBelowBoundary: async (projectId, keep) => {
+        await this.writes.add({ kind: 'trim', projectId, keep })
+        return true
+      },
+    })
     this.documents = new SqliteDocuments(db)
     this.guards = new SqliteGuards(db)
     this.asyncQueue = new SqliteAsyncQueue(db)
@@ -138,10 +151,13 @@ class SqliteStore implements Store {
     this.advance = (...args) => cas.immediate(...args)
   }
 
-  /** Group commit: resolves once the transaction holding this run, its documents (and any due trim) committed. */
+  /** Group commit: resolves once the transaction holding this run, its documents (and a trim it made due) committed. */
   async recordRun(run: RunRecord, historyCap: number, details?: RunDetailsText, documents?: readonly RunDocument[]): Promise<void> {
     const rows = documents && documents.length > 0 ? documentRows(run.projectId, documents) : undefined
-    await this.writes.add({ kind: 'run', projectId: run.projectId, cap: historyCap, values: runValues(run, details), ...(rows ? { documents: rows } : {}) })
+    const written = this.writes.add({ kind: 'run', values: runValues(run, details), ...(rows ? { documents: rows } : {}) })
+    const trimmed = this.cap.noteRun(run.projectId, historyCap) // never rejects
+    await written
+    if (trimmed) await trimmed
   }
 
   async insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
@@ -171,20 +187,16 @@ class SqliteStore implements Store {
   ): Promise<void> {
     const finish: [string, string, string, string, string] = [run.status, completion.response, new Date().toISOString(), run.id, completion.claimToken]
     const rows = documents && documents.length > 0 ? documentRows(run.projectId, documents) : undefined
+    const written = this.writes.add({ kind: 'async-finished', values: runValues(run, details), finish, ...(rows ? { documents: rows } : {}) })
+    const trimmed = this.cap.noteRun(run.projectId, historyCap) // never rejects; a lost claim counted is an early trim
     try {
-      await this.writes.add({
-        kind: 'async-finished',
-        projectId: run.projectId,
-        cap: historyCap,
-        values: runValues(run, details),
-        finish,
-        ...(rows ? { documents: rows } : {}),
-      })
+      await written
     } catch (error) {
       // The run id is the record's primary key: a record already there means the run was recorded.
       if (String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) throw new AsyncClaimLost(run.id)
       throw error
     }
+    if (trimmed) await trimmed
   }
 
   async releaseAsyncRun(id: string, token: string): Promise<void> {
@@ -310,7 +322,9 @@ class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (!this.db.open) return
-    // Writes already accepted are committed (or rejected) before the connection goes.
+    // Writes already accepted are committed (or rejected) before the connection goes, trims first
+    // (a trim is a write).
+    await this.cap.close()
     await this.writes.drain()
     if (this.db.open) this.db.close()
   }

@@ -69,7 +69,7 @@ export function runHandler(context: AppContext) {
     // From here on every answer, refusals too, carries the flow's CORS headers.
     if (cors) for (const name in cors) event.res.headers.set(name, cors[name]!)
     const isHead = method === 'HEAD' && start.method === 'get'
-    if (!isHead && method !== allowedMethod(start))
+    if (!isHead && method !== start.method.toUpperCase())
       throw httpError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: `${allowedMethods(start)}, OPTIONS` } })
 
     const ip = clientIp(event, options)
@@ -209,14 +209,8 @@ function withoutBody(event: H3Event, answer: Response | string): Response {
 }
 
 /** `Allow` of a flow's route: its method (GET also answers HEAD). */
-const allowHeaders = new WeakMap<StartInfo, string>()
 function allowedMethods(start: StartInfo): string {
-  let allow = allowHeaders.get(start)
-  if (allow === undefined) {
-    allow = start.method === 'get' ? 'GET, HEAD' : start.method.toUpperCase()
-    allowHeaders.set(start, allow)
-  }
-  return allow
+  return start.method === 'get' ? 'GET, HEAD' : start.method.toUpperCase()
 }
 
 const TRACE_VALUES = new Set(['1', 'true', '0', 'false'])
@@ -239,17 +233,6 @@ function brokenFlowHint(project: Project, slug: string): string | undefined {
   return `${broken.file} has load errors, so its flow is not served; see /status or run flowctl validate`
 }
 
-/** The Start's method in capitals, worked out once per flow version. */
-const upperMethods = new WeakMap<StartInfo, string>()
-function allowedMethod(start: StartInfo): string {
-  let method = upperMethods.get(start)
-  if (method === undefined) {
-    method = start.method.toUpperCase()
-    upperMethods.set(start, method)
-  }
-  return method
-}
-
 /**
  * Only the headers the Start declares reach the engine: credentials and cookies never end up in a
  * node's output, a trace or history.
@@ -264,11 +247,8 @@ function declaredHeaders(start: StartInfo, headers: Headers): Record<string, str
   return out
 }
 
-/** The lower-case header names a Start declares (dangerous keys left out), once per flow version. */
-const headerNamesByStart = new WeakMap<StartInfo, string[]>()
+/** The lower-case header names a Start declares (dangerous keys left out). */
 function declaredHeaderNames(start: StartInfo): string[] {
-  let cached = headerNamesByStart.get(start)
-  if (cached) return cached
   const schema = start.inputs.headers
   const names = new Set<string>()
   if (schema) {
@@ -276,9 +256,7 @@ function declaredHeaderNames(start: StartInfo): string[] {
     if (properties && typeof properties === 'object') for (const name of Object.keys(properties)) names.add(name.toLowerCase())
     if (Array.isArray(schema.required)) for (const name of schema.required) if (typeof name === 'string') names.add(name.toLowerCase())
   }
-  cached = [...names].filter((name) => !isDangerousKey(name))
-  headerNamesByStart.set(start, cached)
-  return cached
+  return [...names].filter((name) => !isDangerousKey(name))
 }
 
 function outcomeResponse(
