@@ -1,7 +1,6 @@
 // On demand, not part of run-all: the engine and store alone, without HTTP, for A/B of the store's
 // commits per run. `node bench/run-commits.js TREE...` runs the order flow of run-api.js through
-// each TREE's built engine (`dist/`) on its store as `serve` opens it (SQLite: with the writer thread in
-// builds that still had one, the option is ignored by later ones;
+// each TREE's built engine (`dist/`) on its store as `serve` opens it (SQLite with the writer thread;
 // PostgreSQL with STORE=postgres and AB_POSTGRES_URL, a fresh database per tree), RUNS runs with
 // CONCURRENCY in flight, one child process per tree and round, trees alternating for ROUNDS rounds.
 // Prints per tree the process's CPU µs per run (every thread, process.cpuUsage) and runs/s.

@@ -11,11 +11,13 @@ export type { DatabaseTarget } from '../model/database.js'
 export interface OpenStoreOptions {
   /** Document indexes to create (idempotent); a failure closes the store and throws. */
   indexes?: DocumentIndexes
+  /** Embedded store only: commit runs and documents on a worker thread (long-running `serve`). */
+  writerThread?: boolean
 }
 
 /** Opens the store at `target` and creates the document indexes asked for. */
 export async function openStore(target: DatabaseTarget, options: OpenStoreOptions = {}): Promise<Store> {
-  const store = await openStoreOnly(target)
+  const store = await openStoreOnly(target, options)
   try {
     await store.ensureIndexes(options.indexes ?? {})
   } catch (error) {
@@ -25,10 +27,10 @@ export async function openStore(target: DatabaseTarget, options: OpenStoreOption
   return store
 }
 
-async function openStoreOnly(target: DatabaseTarget): Promise<Store> {
+async function openStoreOnly(target: DatabaseTarget, options: OpenStoreOptions): Promise<Store> {
   if (target.url.startsWith('file:')) {
     const { openSqliteStore } = await import('./sqlite.js')
-    return openSqliteStore(fileURLToPath(target.url))
+    return openSqliteStore(fileURLToPath(target.url), { writerThread: options.writerThread })
   }
   if (isPostgresUrl(target.url)) {
     const { openPostgresStore } = await import('./postgres.js')

@@ -1,6 +1,7 @@
 // One group commit of the SQLite hot-path writes (runs with the documents they inserted): every
-// write of a batch in one BEGIN IMMEDIATE ... COMMIT, on the store's own connection. The history
-// cap's trims (history-cap.ts decides when) ride in it too, so a trim costs no commit of its own.
+// write of a batch in one BEGIN IMMEDIATE ... COMMIT. It runs on whichever connection does the
+// writing: the store's own (one-shot commands) or the writer thread's (serve). The history cap's
+// trims (history-cap.ts decides when) ride in it too, so a trim costs no commit of its own.
 import type Database from 'better-sqlite3'
 import { SqliteAsyncWrites } from './sqlite-async-runs.js'
 import { isUnavailable } from './sqlite-connection.js'
@@ -13,7 +14,7 @@ import type { CommitResult } from './write-batch.js'
  */
 export type SqliteDocumentRow = unknown[]
 
-/** Values in column order (`RUN_COLUMNS`, `DOCUMENT_COLUMNS`), as the prepared statements bind them. */
+/** Values in column order (`RUN_COLUMNS`, `DOCUMENT_COLUMNS`): arrays cross to the writer thread cheaper than objects. */
 export type SqliteWrite =
   // A run's record, with the documents the run inserted (one commit per run).
   | { kind: 'run'; values: unknown[]; documents?: SqliteDocumentRow[] }

@@ -1,5 +1,6 @@
 // Opening a SQLite connection and telling "the database cannot be used now" from other errors.
-// Used by the store (sqlite.ts).
+// Shared by the store (sqlite.ts) and its writer thread (sqlite-writer-thread.ts), which each hold
+// a connection to the same file.
 import { createRequire } from 'node:module'
 import type BetterSqlite3 from 'better-sqlite3'
 import { FlowctlError } from '../errors.js'
