@@ -2,7 +2,11 @@
 import { randomBytes } from 'node:crypto'
 import { FlowctlError } from '../errors.js'
 
+// randomBytes per id costs ~3.5 µs (a call into the CSPRNG each time); slicing a 4 KiB pool of
+// random bytes costs ~0.2 µs. Each byte is used once.
 const RANDOM_BYTES = 5
+let pool = randomBytes(4096)
+let offset = 0
 let second = -1
 let secondHex = ''
 // Like an ObjectId's counter: starts at a random value, +1 per id, so ids made by one process within
@@ -16,13 +20,19 @@ let counter = randomBytes(3).readUIntBE(0, 3)
  * every group commit rewrite one index page per document.
  */
 export function newDocumentId(now: number = Date.now()): string {
+  if (offset + RANDOM_BYTES > pool.length) {
+    pool = randomBytes(4096)
+    offset = 0
+  }
   const seconds = Math.floor(now / 1000)
   if (seconds !== second) {
     second = seconds
     secondHex = seconds.toString(16).padStart(8, '0')
   }
   counter = (counter + 1) & 0xffffff
-  return secondHex + counter.toString(16).padStart(6, '0') + randomBytes(RANDOM_BYTES).toString('hex')
+  const id = secondHex + counter.toString(16).padStart(6, '0') + pool.toString('hex', offset, offset + RANDOM_BYTES)
+  offset += RANDOM_BYTES
+  return id
 }
 
 /**
