@@ -1,8 +1,7 @@
 // Run API credentials: bearer, basic, apiKey and hmac (a signature of the raw body bytes). Expected values are resolved from the project's
 // secrets per request; an empty or unresolved expected value rejects everything (fail closed).
 // Comparisons hash both sides with SHA-256 and compare digests with timingSafeEqual, so neither the
-// content nor the length of the expected value leaks through timing. The expected side's digest and
-// resolved value are cached (they change only with the secrets), so a request hashes once.
+// content nor the length of the expected value leaks through timing.
 import { createHmac, hash, timingSafeEqual } from 'node:crypto'
 import type { AuthSettings, HmacAuth, Secrets } from '../model/project.js'
 import { resolveSecretText, secretNamesIn } from '../language/secrets.js'
@@ -20,41 +19,9 @@ function digest(text: string): Buffer {
   return Buffer.from(hash('sha256', text, 'binary'), 'binary')
 }
 
-/** Digests of expected values; bounded, since every reload can bring new secret values. */
-const expectedDigests = new Map<string, Buffer>()
-const MAX_CACHED = 256
-
-function expectedDigest(expected: string): Buffer {
-  let cached = expectedDigests.get(expected)
-  if (!cached) {
-    if (expectedDigests.size >= MAX_CACHED) expectedDigests.clear()
-    cached = digest(expected)
-    expectedDigests.set(expected, cached)
-  }
-  return cached
-}
-
 /** Timing-safe equality of two strings (of any lengths). */
 export function secretEquals(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), expectedDigest(expected))
-}
-
-// Secrets maps are never changed after loading (a reload builds a new one), so resolved templates
-// can be kept per map.
-const resolvedBySecrets = new WeakMap<Secrets, Map<string, string | null>>()
-
-function expectedValue(template: string, secrets: Secrets): string | null {
-  let resolved = resolvedBySecrets.get(secrets)
-  if (!resolved) {
-    resolved = new Map()
-    resolvedBySecrets.set(secrets, resolved)
-  }
-  let value = resolved.get(template)
-  if (value === undefined) {
-    value = resolveCredential(template, secrets)
-    resolved.set(template, value)
-  }
-  return value
+  return timingSafeEqual(digest(given), digest(expected))
 }
 
 /**
@@ -83,13 +50,13 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
   if (!auth) return ALLOWED
   const denied: AuthDecision = { ok: false, challenge: challengeFor(auth) }
   if (auth.type === 'bearer') {
-    const expected = expectedValue(auth.token, secrets)
+    const expected = resolveCredential(auth.token, secrets)
     const given = authorizationCredentials(headers, 'bearer')
     return expected !== null && given !== null && secretEquals(given, expected) ? ALLOWED : denied
   }
   if (auth.type === 'basic') {
-    const username = expectedValue(auth.username, secrets)
-    const password = expectedValue(auth.password, secrets)
+    const username = resolveCredential(auth.username, secrets)
+    const password = resolveCredential(auth.password, secrets)
     const encoded = authorizationCredentials(headers, 'basic')
     if (username === null || password === null || encoded === null) return denied
     const decoded = Buffer.from(encoded, 'base64').toString('utf8')
@@ -103,7 +70,7 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
     return userOk && passOk ? ALLOWED : denied
   }
   if (auth.type === 'hmac') return hmacMatches(auth, headers, secrets, rawBody ?? new Uint8Array(0)) ? ALLOWED : denied
-  const expected = expectedValue(auth.key, secrets)
+  const expected = resolveCredential(auth.key, secrets)
   const given = headers.get(auth.header || 'X-API-Key')
   return expected !== null && given !== null && secretEquals(given, expected) ? ALLOWED : denied
 }
@@ -113,7 +80,7 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
  * lower case (senders differ); the prefix must match exactly. Fails closed on an empty secret.
  */
 function hmacMatches(auth: HmacAuth, headers: Headers, secrets: Secrets, body: Uint8Array): boolean {
-  const secret = expectedValue(auth.secret, secrets)
+  const secret = resolveCredential(auth.secret, secrets)
   const header = headers.get(auth.header)
   if (secret === null || header === null) return false
   const signature = header.trim()
