@@ -103,3 +103,13 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 5_00
   }
   throw new Error(`condition not met within ${timeoutMs} ms`)
 }
+
+/**
+ * Waits, when less than `marginMs` of the current minute is left, until the next minute begins: the
+ * rate limiter counts in fixed one-minute windows, and a test that counts requests against a limit
+ * must not straddle two of them (the count restarts at the boundary).
+ */
+export async function awayFromMinuteEnd(marginMs = 10_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000)
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50))
+}

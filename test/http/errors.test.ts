@@ -3,7 +3,7 @@
 // /status where the route counts refusals; anything unexpected is a 500 without internals, logged once.
 import { afterEach, describe, expect, it } from 'vitest'
 import { FlowctlError } from '../../src/errors.js'
-import { cleanupTempDirs } from '../helpers.js'
+import { awayFromMinuteEnd, cleanupTempDirs } from '../helpers.js'
 import { jsonPost, ORDERS_TOKEN, startTestServer, type TestServer } from './setup.js'
 
 let server: TestServer | undefined
@@ -59,6 +59,7 @@ describe('onError renders each class of error', () => {
 
   it('429 with Retry-After', async () => {
     server = await startTestServer({ settings: [['runsPerMinutePerIp: 600', 'runsPerMinutePerIp: 1']] })
+    await awayFromMinuteEnd()
     expect((await server.request('/api/run/shop/order-status/open')).status).toBe(200)
     const limited = await server.request('/api/run/shop/order-status/open')
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { RateLimiter } from '../../src/http/rate-limit.js'
 import { forwardedClientIp, parseTrustProxy } from '../../src/http/trust-proxy.js'
-import { cleanupTempDirs } from '../helpers.js'
+import { awayFromMinuteEnd, cleanupTempDirs } from '../helpers.js'
 import { startTestServer } from '../http/setup.js'
 
 afterAll(cleanupTempDirs)
@@ -55,6 +55,7 @@ describe('--trust-proxy', () => {
       expect(direct.projects).toBeDefined()
       // Rotating the leftmost entry does not reset the limit of the real client.
       const statuses: number[] = []
+      await awayFromMinuteEnd()
       for (let i = 0; i < 5; i++) {
         const response = await server.request('/api/run/shop/order-status/open', { headers: { 'x-forwarded-for': `192.0.2.${i}, 203.0.113.7` } })
         statuses.push(response.status)
