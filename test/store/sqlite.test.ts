@@ -6,35 +6,13 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openSqliteStore } from '../../src/store/sqlite.js'
 import { SqliteWriterConnection } from '../../src/store/sqlite-writer.js'
-import type { RunRecord } from '../../src/model/store.js'
+import { runValues } from '../../src/store/rows.js'
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js'
 import { describeStoreContract, makeRun } from './contract.js'
 import { bindFilter, parseFilter } from '../../src/model/document-filter.js'
 import { documentIndexName } from '../../src/store/documents.js'
 import { compileSort, SQLITE_DIALECT } from '../../src/store/filter-sql.js'
 import { documentsWhere } from '../../src/store/sqlite-documents.js'
-
-/** A run as the store's INSERT takes it (RUN_COLUMNS order). */
-function runValues(run: RunRecord): unknown[] {
-  return [
-    run.id,
-    run.projectId,
-    run.flow,
-    run.trigger,
-    run.method,
-    run.startedAt,
-    run.durationMs,
-    run.status,
-    run.httpStatus,
-    JSON.stringify(run.ports),
-    run.failedNodeId,
-    run.error,
-    run.scheduledFor,
-    run.replayOf,
-    null,
-    null,
-  ]
-}
 
 /** Runs `action` while another connection (as another process would) holds the write lock. */
 async function whileWriteLockHeld<T>(file: string, action: () => Promise<T>): Promise<T> {
@@ -101,7 +79,7 @@ describe('sqlite store', () => {
     raw.exec((SQLITE_MIGRATIONS[0] as { sql: string }).sql)
     raw.prepare('INSERT INTO schema_migrations VALUES (1, ?)').run(new Date().toISOString())
     const kept = makeRun('p')
-    raw.prepare('INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...runValues(kept).slice(0, 12))
+    raw.prepare('INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...runValues(kept, undefined).slice(0, 12))
     raw.close()
     const store = await openSqliteStore(old)
     expect(await store.getRun('p', kept.id)).toStrictEqual({ ...kept, scheduledFor: null, replayOf: null, input: null, trace: null })
@@ -180,9 +158,9 @@ describe('sqlite store', () => {
     await setup.close()
     const connection = await SqliteWriterConnection.open(shared)
     const run = makeRun('p')
-    expect(await connection.commit([{ kind: 'run', values: runValues(run) }])).toBeUndefined()
+    expect(await connection.commit([{ kind: 'run', values: runValues(run, undefined) }])).toBeUndefined()
     await connection.close()
-    await expect(connection.commit([{ kind: 'run', values: runValues(makeRun('p')) }])).rejects.toMatchObject({
+    await expect(connection.commit([{ kind: 'run', values: runValues(makeRun('p'), undefined) }])).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
     })
     const raw = new Database(shared, { readonly: true })
