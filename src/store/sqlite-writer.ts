@@ -87,6 +87,33 @@ class WriterThread {
 let thread: WriterThread | null = null
 let nextConnection = 1
 
+/**
+ * The writer thread's connection for `file`, opened by the first commit. A server that records no
+ * run (docs, dashboard, a project nobody calls yet) starts no thread: it costs ~14 MB of RSS
+ * (bench/results.md, stop 26). The first commit waits for the thread (tens of ms, once); if the
+ * thread cannot open the database, that commit fails (STORE_UNAVAILABLE) and the next one tries again.
+ */
+export function lazyWriterConnection(file: string): Pick<SqliteWriterConnection, 'commit' | 'close'> {
+  let opening: Promise<SqliteWriterConnection> | null = null
+  let closed = false
+  return {
+    async commit(items) {
+      if (closed) throw new FlowctlError('STORE_UNAVAILABLE', 'the embedded database is closed')
+      opening ??= SqliteWriterConnection.open(file).catch((error: unknown) => {
+        opening = null
+        throw error
+      })
+      return (await opening).commit(items)
+    },
+    async close() {
+      closed = true
+      // Commits settle before close is called (the store drains them), so `opening` has settled.
+      const connection = await opening?.catch(() => null)
+      await connection?.close()
+    },
+  }
+}
+
 /** One database's connection on the writer thread. */
 export class SqliteWriterConnection {
   private closed = false

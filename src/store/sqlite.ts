@@ -22,7 +22,7 @@ import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteGuards } from './sqlite-guards.js'
 import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
 import { SqliteAsyncQueue } from './sqlite-async-runs.js'
-import { SqliteWriterConnection } from './sqlite-writer.js'
+import { lazyWriterConnection } from './sqlite-writer.js'
 import { WriteBatcher, type CommitResult } from './write-batch.js'
 import { HistoryCap } from './history-cap.js'
 import type {
@@ -83,7 +83,7 @@ async function storeOn(db: Database.Database, file: string, options: SqliteStore
   try {
     migrate(db)
     const sql = new SqliteStatements(db)
-    const writer = options.writerThread && file !== ':memory:' ? await SqliteWriterConnection.open(file) : inProcessWriter(db, sql)
+    const writer = options.writerThread && file !== ':memory:' ? lazyWriterConnection(file) : inProcessWriter(db, sql)
     return new SqliteStore(db, sql, writer)
   } catch (error) {
     db.close()
