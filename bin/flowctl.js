@@ -20,7 +20,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // for the life of the process with 1,000 flows, for no measured gain in load time (bench/results.md,
   // stop 25). V8 reads this flag each time it would grow the space, so it works set here;
   // --max-semi-space-size is read only when the heap is made.
-  else v8.setFlagsFromString('--semi-space-growth-factor=1')
+  else if (!process.env.NOGF) v8.setFlagsFromString('--semi-space-growth-factor=1')
   const { main } = await import('../dist/bin/main.js')
   process.exitCode = await main(argv)
 }

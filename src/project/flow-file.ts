@@ -59,8 +59,8 @@ export function checkFlowFile(file: string, text: string, context: FlowFileConte
   // A file with any problem is checked again from yaml's reading, the reference: its messages
   // then come from exactly the data they always came from.
   const checked = result && result.problems.length === 0 ? result : checkSource(file, text, parseYamlSource(text, { json }), context)
-  // Positions of later (cross-file) problems parse the text again; a loaded project keeps no Document.
-  checked.collector.source?.dropDocument()
+  // Positions of later (cross-file) problems parse the text again; a loaded project keeps only the text.
+  checked.collector.source?.dropParsed()
   return checked
 }
 

@@ -7,27 +7,41 @@ export type SourcePath = readonly (string | number)[]
 /**
  * A parsed flow or settings file. The yaml Document (with its CST ranges, by far the largest part)
  * is only needed to point at a problem: it is parsed on first use and can be dropped again
- * (`dropDocument`), so a loaded project keeps the data and the text but no Document per file.
+ * (`dropParsed`), so a loaded project keeps the text of each file and no Document, data or offsets.
  */
 export class YamlSource {
   #parsed: { doc: Document; lineCounter: LineCounter } | null
+  #data: unknown
+  #dataDropped = false
+  #knownOffsets: ReadonlyMap<string, number> | null
 
   constructor(
     readonly text: string,
     /** The document as plain data (map keys become strings). */
-    readonly data: unknown,
+    data: unknown,
     /** Syntax errors, already positioned; when there are any, `data` should not be trusted. */
     readonly syntaxErrors: { pos: Position; message: string }[],
     parsed: { doc: Document; lineCounter: LineCounter } | null = null,
     /** Offsets of values the reader already knows, by path joined with NUL (see plain-yaml.ts). */
-    private readonly knownOffsets: ReadonlyMap<string, number> | null = null,
+    knownOffsets: ReadonlyMap<string, number> | null = null,
   ) {
     this.#parsed = parsed
+    this.#data = data
+    this.#knownOffsets = knownOffsets
+  }
+
+  /** The document as plain data (map keys become strings); after `dropParsed`, read from the text again. */
+  get data(): unknown {
+    if (this.#dataDropped) {
+      this.#data = this.#positions().doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT })
+      this.#dataDropped = false
+    }
+    return this.#data
   }
 
   /** The offset of the value at `path` when the reader recorded it, without parsing the Document. */
   knownOffset(path: SourcePath): number | undefined {
-    return this.knownOffsets?.get(path.join('\0'))
+    return this.#knownOffsets?.get(path.join('\0'))
   }
 
   get doc(): Document {
@@ -38,9 +52,19 @@ export class YamlSource {
     return this.#positions().lineCounter
   }
 
-  /** Forgets the Document; positions asked for later parse the text again (the same result). */
-  dropDocument(): void {
+  /**
+   * Forgets the Document, the data and the known offsets of a checked file: a loaded project keeps
+   * only the text (about 5 KB less per flow file). Positions or data asked for later (a cross-file
+   * problem) parse the text again, with the same result.
+   */
+  dropParsed(): void {
     this.#parsed = null
+    this.#knownOffsets = null
+    // A file with syntax errors has no data to read again.
+    if (this.syntaxErrors.length === 0) {
+      this.#data = undefined
+      this.#dataDropped = true
+    }
   }
 
   #positions(): { doc: Document; lineCounter: LineCounter } {

@@ -157,3 +157,16 @@ describe('checkFlowFile with the fast reader', () => {
     expect(result.problems.map((p) => `${p.line}:${p.column} ${p.message}`)).toEqual([expect.stringMatching(/^5:11 .*nowhere/)])
   })
 })
+
+describe('YamlSource.dropParsed', () => {
+  it.each(corpus.slice(0, 40))('%s: the data and positions read again after dropping are the ones read first', (file) => {
+    const text = readFileSync(file, 'utf8')
+    const source = readPlainYaml(text) ?? parseYamlSource(text)
+    const data = JSON.stringify(source.data)
+    const paths = [[], ['name'], ['nodes', 0], ['nodes', 0, 'id'], ['nodes', 1, 'type']] as const
+    const positions = paths.map((path) => positionAt(source, path))
+    source.dropParsed()
+    expect(JSON.stringify(source.data)).toBe(data)
+    expect(paths.map((path) => positionAt(source, path))).toEqual(positions)
+  })
+})
