@@ -18,7 +18,10 @@ try {
   const project = process.argv[2] ?? writeOrderProject(join(TMP, 'profile-project'))
   const server = await startFlowctl(project, { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir] })
   const route = process.env.BENCH_ROUTE ?? '/api/run/bench/create-order'
-  const result = await loadOrders(server.url + route, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
+  const result = await loadOrders(server.url + route, {
+    headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+    connections: Number(process.env.CONNECTIONS ?? 50),
+  })
   console.log(`load: ${result.rps.toFixed(0)} req/s, p99 ${result.p99} ms, non-2xx ${result.non2xx}`)
   // The profile is written when the process exits by itself: SIGINT lets serve close down.
   server.child.kill('SIGINT')

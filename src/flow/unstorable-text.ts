@@ -17,11 +17,22 @@ export function unstorableReason(text: string): string | null {
 
 /** `location/pointer: reason` for each string (or key) of `value` that cannot be stored, at most a few. */
 export function unstorableTextErrors(location: string, value: unknown): string[] {
+  // Every input is checked: most hold nothing suspect, and finding that builds no pointers.
+  if (!holdsSuspect(value)) return []
   const errors: string[] = []
   walk(value, '', (pointer, reason) => {
     if (errors.length < MAX_REPORTED) errors.push(`${location}${pointer}: ${reason}`)
   })
   return errors
+}
+
+/** Whether any string or key inside `value` has a NUL or a surrogate (a cheap test before `walk`). */
+function holdsSuspect(value: unknown): boolean {
+  if (typeof value === 'string') return SUSPECT.test(value)
+  if (value === null || typeof value !== 'object') return false
+  if (Array.isArray(value)) return value.some(holdsSuspect)
+  for (const key in value) if (SUSPECT.test(key) || holdsSuspect((value as Record<string, unknown>)[key])) return true
+  return false
 }
 
 function walk(value: unknown, pointer: string, report: (pointer: string, reason: string) => void): void {

@@ -1,5 +1,5 @@
 // Run API credentials: bearer, basic, apiKey and hmac (a signature of the raw body bytes). Expected values are resolved from the project's
-// secrets per request; an empty or unresolved expected value rejects everything (fail closed).
+// secrets (once per loaded secrets map); an empty or unresolved expected value rejects everything (fail closed).
 // Comparisons hash both sides with SHA-256 and compare digests with timingSafeEqual, so neither the
 // content nor the length of the expected value leaks through timing.
 import { createHmac, hash, timingSafeEqual } from 'node:crypto'
@@ -22,6 +22,31 @@ function digest(text: string): Buffer {
 /** Timing-safe equality of two strings (of any lengths). */
 export function secretEquals(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected))
+}
+
+/**
+ * The digest of an expected credential (null: reject every request), made once per secrets map and
+ * template: a project's secrets never change once loaded (a reload makes a new map), and resolving
+ * the template and hashing it was a fifth of the auth check's CPU on every request.
+ */
+const expectedDigests = new WeakMap<Secrets, Map<string, Buffer | null>>()
+
+function expectedDigest(template: string, secrets: Secrets): Buffer | null {
+  let digests = expectedDigests.get(secrets)
+  if (!digests) expectedDigests.set(secrets, (digests = new Map()))
+  let expected = digests.get(template)
+  if (expected === undefined) {
+    const text = resolveCredential(template, secrets)
+    expected = text === null ? null : digest(text)
+    digests.set(template, expected)
+  }
+  return expected
+}
+
+/** Timing-safe: `given` against the expected credential of `template`; false when there is none. */
+function matchesExpected(given: string, template: string, secrets: Secrets): boolean {
+  const expected = expectedDigest(template, secrets)
+  return expected !== null && timingSafeEqual(digest(given), expected)
 }
 
 /**
@@ -50,29 +75,25 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
   if (!auth) return ALLOWED
   const denied: AuthDecision = { ok: false, challenge: challengeFor(auth) }
   if (auth.type === 'bearer') {
-    const expected = resolveCredential(auth.token, secrets)
     const given = authorizationCredentials(headers, 'bearer')
-    return expected !== null && given !== null && secretEquals(given, expected) ? ALLOWED : denied
+    return given !== null && matchesExpected(given, auth.token, secrets) ? ALLOWED : denied
   }
   if (auth.type === 'basic') {
-    const username = resolveCredential(auth.username, secrets)
-    const password = resolveCredential(auth.password, secrets)
     const encoded = authorizationCredentials(headers, 'basic')
-    if (username === null || password === null || encoded === null) return denied
+    if (encoded === null) return denied
     const decoded = Buffer.from(encoded, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
     if (colon < 0) return denied
     // Blank credentials never match, even if the expected ones were somehow blank too.
     if (decoded.slice(0, colon).trim() === '' || decoded.slice(colon + 1).trim() === '') return denied
     // Both halves are always compared, so a right username does not answer faster.
-    const userOk = secretEquals(decoded.slice(0, colon), username)
-    const passOk = secretEquals(decoded.slice(colon + 1), password)
+    const userOk = matchesExpected(decoded.slice(0, colon), auth.username, secrets)
+    const passOk = matchesExpected(decoded.slice(colon + 1), auth.password, secrets)
     return userOk && passOk ? ALLOWED : denied
   }
   if (auth.type === 'hmac') return hmacMatches(auth, headers, secrets, rawBody ?? new Uint8Array(0)) ? ALLOWED : denied
-  const expected = resolveCredential(auth.key, secrets)
   const given = headers.get(auth.header || 'X-API-Key')
-  return expected !== null && given !== null && secretEquals(given, expected) ? ALLOWED : denied
+  return given !== null && matchesExpected(given, auth.key, secrets) ? ALLOWED : denied
 }
 
 /**

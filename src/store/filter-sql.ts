@@ -49,8 +49,14 @@ function kindOf(value: unknown): JsonKind {
   return typeof value === 'object' ? 'object' : 'other'
 }
 
-/** Shorter keys first, then by UTF-8 bytes: PostgreSQL's jsonb key order. */
+const ASCII = /^[\x00-\x7f]*$/
+
+/**
+ * Shorter keys first, then by UTF-8 bytes: PostgreSQL's jsonb key order. ASCII keys (nearly all)
+ * compare as they are: their length is their byte length and code unit order is byte order.
+ */
 function compareKeys(a: string, b: string): number {
+  if (ASCII.test(a) && ASCII.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
   return Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b))
 }
 

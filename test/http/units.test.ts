@@ -57,6 +57,16 @@ describe('checkRunAuth', () => {
     expect(checkRunAuth(apiKey, headers({}), secrets)).toEqual({ ok: false, challenge: 'ApiKey header="X-API-Key"' })
   })
 
+  it('checks against the secrets map it is given: a reloaded .env (a new map) replaces the old token at once', () => {
+    const before = new Map([['TOKEN', 'old-token']])
+    const after = new Map([['TOKEN', 'new-token']])
+    expect(checkRunAuth(bearer, headers({ authorization: 'Bearer old-token' }), before).ok).toBe(true)
+    expect(checkRunAuth(bearer, headers({ authorization: 'Bearer old-token' }), after).ok).toBe(false)
+    expect(checkRunAuth(bearer, headers({ authorization: 'Bearer new-token' }), after).ok).toBe(true)
+    expect(checkRunAuth(bearer, headers({ authorization: 'Bearer new-token' }), before).ok).toBe(false)
+    expect(checkRunAuth(bearer, headers({ authorization: 'Bearer ' }), new Map([['TOKEN', '']])).ok).toBe(false)
+  })
+
   it('compares strings of different lengths without throwing', () => {
     expect(secretEquals('a', 'a much longer expected value')).toBe(false)
     expect(secretEquals('same', 'same')).toBe(true)
