@@ -1,6 +1,8 @@
 // On demand, not part of run-all: `node bench/profile-api.js [project-dir]` runs `flowctl serve`
 // under `node --cpu-prof` with the Run API load of run-api.js and prints the functions with the most
-// self time (overall and in flowctl's own dist/ code, which maps 1:1 to src/).
+// self time (overall and in flowctl's own dist/ code, which maps 1:1 to src/). CONNECTIONS (default 50)
+// sets autocannon's connections: with fewer the machine is not saturated, so fewer samples land on
+// a thread that waits for a core (a sampled stack is charged whether it runs or not).
 import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT, TMP } from './lib/paths.js'

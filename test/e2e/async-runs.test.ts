@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, eventually, flowctl, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, eventually, flowctl, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
 afterAll(cleanupTempDirs)
@@ -43,21 +43,33 @@ nodes:
 }
 
 class Instance {
-  readonly base: string
+  base = ''
   process: ResultPromise | null = null
   log = ''
 
   constructor(
     private readonly project: string,
-    private readonly port: number,
     private readonly env: Record<string, string>,
-  ) {
-    this.base = `http://127.0.0.1:${port}`
-  }
+  ) {}
 
+  /**
+   * Starts serve on a port it picks itself (`--port 0`) and reads its URL from the banner. A port
+   * chosen beforehand could be taken by another test's connection before serve bound it, and the
+   * other server then answered in its place (seen once in a full run).
+   */
   async start(): Promise<void> {
-    this.process = spawnFlowctl(['serve', this.project, '--port', String(this.port), '--quiet', '--no-watch'], { env: this.env })
-    this.process.stderr?.on('data', (chunk: Buffer) => (this.log += chunk.toString()))
+    const child = spawnFlowctl(['serve', this.project, '--port', '0', '--quiet', '--no-watch'], { env: this.env })
+    this.process = child
+    child.stderr?.on('data', (chunk: Buffer) => (this.log += chunk.toString()))
+    this.base = await new Promise<string>((resolve, reject) => {
+      let out = ''
+      child.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString()
+        const url = /serving on (http:\/\/\S+)/.exec(out)?.[1]
+        if (url) resolve(url)
+      })
+      child.once('exit', () => reject(new Error(`serve exited before it listened: ${this.log}`)))
+    })
     await waitForServer(`${this.base}/api/status`)
   }
 
@@ -175,8 +187,8 @@ describe('async runs survive SIGKILL and run exactly once', () => {
       const db = await createTestDatabase()
       const project = await asyncProject()
       const env = { FLOWCTL_DATABASE_URL: db.url }
-      const a = new Instance(project, await freePort(), env)
-      const b = new Instance(project, await freePort(), env)
+      const a = new Instance(project, env)
+      const b = new Instance(project, env)
       try {
         await Promise.all([a.start(), b.start()])
         let targets = [a, b]
@@ -205,7 +217,7 @@ describe('async runs survive SIGKILL and run exactly once', () => {
 
   it('one serve instance on the embedded SQLite store, killed midway and restarted', async () => {
     const project = await asyncProject()
-    const server = new Instance(project, await freePort(), {})
+    const server = new Instance(project, {})
     try {
       await server.start()
       let up = true
