@@ -1,6 +1,6 @@
 // On demand, not part of run-all: the engine and store alone, without HTTP, for A/B of the store's
 // commits per run. `node bench/run-commits.js TREE...` runs the order flow of run-api.js through
-// each TREE's built engine (`dist/`) on its store as `serve` opens it (SQLite with the writer thread;
+// each TREE's built engine (`dist/`) on its store as `serve` opens it (SQLite on the store's connection;
 // PostgreSQL with STORE=postgres and AB_POSTGRES_URL, a fresh database per tree), RUNS runs with
 // CONCURRENCY in flight, one child process per tree and round, trees alternating for ROUNDS rounds.
 // Prints per tree the process's CPU µs per run (every thread, process.cpuUsage) and runs/s.
@@ -34,9 +34,7 @@ if (process.argv[2] === '--child') {
     databaseUrl ? load('store/postgres.js') : load('store/sqlite.js'),
   ])
   const project = await loadProject(dir, { env: { BENCH_TOKEN } })
-  const store = databaseUrl
-    ? await stores.openPostgresStore(databaseUrl)
-    : await stores.openSqliteStore(join(dir, '.flowctl', 'flowctl.db'), { writerThread: true })
+  const store = databaseUrl ? await stores.openPostgresStore(databaseUrl) : await stores.openSqliteStore(join(dir, '.flowctl', 'flowctl.db'))
   const flow = project.flows.get('create-order')
   const once = (i) => runFlow({ project, flow, store, trigger: 'http', method: 'POST', input: { body: { sku: `A-${i}`, qty: 1 + (i % 20) } } })
   const batch = async (count) => {

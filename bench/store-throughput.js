@@ -85,16 +85,10 @@ const runParams = (r) => [
 async function sqlite() {
   const dir = mkdtempSync(join(tmpdir(), 'flowctl-store-bench-'))
   try {
-    // In-process writes (one-shot commands) and the writer thread (`serve`).
-    for (const [concurrent, writerThread] of [
-      [false, false],
-      [true, false],
-      [false, true],
-      [true, true],
-    ]) {
-      const mode = (concurrent ? 'concurrent' : 'sequential') + (writerThread ? ', writer thread' : '')
-      const file = join(dir, `${mode.replace(/\W+/g, '-')}.db`)
-      const store = await openSqliteStore(file, { writerThread })
+    for (const concurrent of [false, true]) {
+      const mode = concurrent ? 'concurrent' : 'sequential'
+      const file = join(dir, `${mode}.db`)
+      const store = await openSqliteStore(file)
       const flowctl = await rate((run) => store.recordRun(run, CAP), concurrent)
       await store.close()
       // The same table, pragmas and row, straight through better-sqlite3.

@@ -50,8 +50,6 @@ rmSync(outDir, { recursive: true, force: true })
 const { output } = await build({
   input: {
     main: fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)),
-    // serve's SQLite writer thread: src/store/sqlite-writer.ts loads it from beside its own chunk.
-    'sqlite-writer-thread': fileURLToPath(new URL('../dist/store/sqlite-writer-thread.js', import.meta.url)),
   },
   platform: 'node',
   // Node 20 runs the code as it is; no down-levelling helpers (which would need @oxc-project/runtime).

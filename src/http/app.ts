@@ -126,7 +126,7 @@ function errorAnswer(context: AppContext, error: HTTPError, event: H3Event): str
 function knownError(error: HTTPError, event: H3Event): FlowctlError | null {
   const cause = error.cause
   if (cause instanceof FlowctlError) return cause
-  // A store outage is answered 503 wherever it surfaces (also wrapped, or from the writer thread).
+  // A store outage is answered 503 wherever it surfaces (also wrapped).
   if (hasErrorCode(cause, 'STORE_UNAVAILABLE')) return httpError('STORE_UNAVAILABLE', undefined, { cause })
   // A client that hung up mid-body is no server error: a plain 400 (it will not read it anyway).
   if (cause instanceof ClientClosedRequest) return httpError('BAD_REQUEST', [cause.message])

@@ -10,14 +10,12 @@ import { openStore } from '../store/index.js'
 export interface OpenProjectStoreOptions {
   /** FLOWCTL_DATABASE_URL; default process.env. */
   env?: NodeJS.ProcessEnv
-  /** Embedded store only: commit on a worker thread (long-running `serve`). */
-  writerThread?: boolean
 }
 
 export async function openProjectStore(project: Project, options: OpenProjectStoreOptions = {}): Promise<Store> {
   const target = resolveDatabase(project, options.env ?? process.env)
   try {
-    return await openStore(target, { indexes: documentIndexesOf(project), writerThread: options.writerThread })
+    return await openStore(target, { indexes: documentIndexesOf(project) })
   } catch (error) {
     // The store's messages may quote what came from a secret; the project's secret values never leave.
     if (!(error instanceof FlowctlError)) throw error

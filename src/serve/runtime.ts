@@ -16,7 +16,7 @@ export interface RuntimeOptions {
   log: (line: string) => void
   /** Reload projects when their files change (default true). */
   watch?: boolean
-  /** How stores open (default: each project's database, committing on the writer thread). */
+  /** How stores open (default: each project's database). */
   openStore?: StoreOpener
   workspace?: WorkspaceOptions
 }
@@ -40,7 +40,7 @@ export async function startRuntime(dirs: string[], options: RuntimeOptions): Pro
   const { projects, notFound } = await loadProjects(dirs, env, log)
   // Nothing but missing projects: the same error (and exit code 2) as every other command gives.
   if (projects.length === 0 && notFound.length === dirs.length && notFound[0]) throw notFound[0]
-  const workspace = new Workspace(options.openStore ?? ((project) => openProjectStore(project, { env, writerThread: true })), options.workspace)
+  const workspace = new Workspace(options.openStore ?? ((project) => openProjectStore(project, { env })), options.workspace)
   for (const project of projects) {
     try {
       const entry = await workspace.add(project)

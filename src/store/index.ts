@@ -11,8 +11,6 @@ export type { DatabaseTarget } from '../model/database.js'
 export interface OpenStoreOptions {
   /** Document indexes to create (idempotent); a failure closes the store and throws. */
   indexes?: DocumentIndexes
-  /** Embedded store only: commit runs and documents on a worker thread (long-running `serve`). */
-  writerThread?: boolean
 }
 
 /** Opens the store at `target` and creates the document indexes asked for. */
@@ -30,7 +28,7 @@ export async function openStore(target: DatabaseTarget, options: OpenStoreOption
 async function openStoreOnly(target: DatabaseTarget, options: OpenStoreOptions): Promise<Store> {
   if (target.url.startsWith('file:')) {
     const { openSqliteStore } = await import('./sqlite.js')
-    return openSqliteStore(fileURLToPath(target.url), { writerThread: options.writerThread })
+    return openSqliteStore(fileURLToPath(target.url))
   }
   if (isPostgresUrl(target.url)) {
     const { openPostgresStore } = await import('./postgres.js')

@@ -1,6 +1,5 @@
 // One group commit of the SQLite hot-path writes (runs with the documents they inserted): every
-// write of a batch in one BEGIN IMMEDIATE ... COMMIT. It runs on whichever connection does the
-// writing: the store's own (one-shot commands) or the writer thread's (serve). The history cap's
+// write of a batch in one BEGIN IMMEDIATE ... COMMIT, on the store's connection. The history cap's
 // trims (history-cap.ts decides when) ride in it too, so a trim costs no commit of its own.
 import type Database from 'better-sqlite3'
 import { SqliteAsyncWrites } from './sqlite-async-runs.js'
@@ -14,7 +13,7 @@ import type { CommitResult } from './write-batch.js'
  */
 export type SqliteDocumentRow = unknown[]
 
-/** Values in column order (`RUN_COLUMNS`, `DOCUMENT_COLUMNS`): arrays cross to the writer thread cheaper than objects. */
+/** Values in column order (`RUN_COLUMNS`, `DOCUMENT_COLUMNS`), as the statements take them. */
 export type SqliteWrite =
   // A run's record, with the documents the run inserted (one commit per run).
   | { kind: 'run'; values: unknown[]; documents?: SqliteDocumentRow[] }

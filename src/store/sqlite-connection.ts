@@ -1,6 +1,4 @@
 // Opening a SQLite connection and telling "the database cannot be used now" from other errors.
-// Shared by the store (sqlite.ts) and its writer thread (sqlite-writer-thread.ts), which each hold
-// a connection to the same file.
 import { createRequire } from 'node:module'
 import type BetterSqlite3 from 'better-sqlite3'
 import { FlowctlError } from '../errors.js'
@@ -55,7 +53,7 @@ export function isUnavailable(error: unknown): boolean {
 }
 
 /** The error as callers see it: STORE_UNAVAILABLE for the errors above, anything else unchanged. */
-export function storeError(error: unknown): unknown {
+function storeError(error: unknown): unknown {
   if (!isUnavailable(error)) return error
   const code = (error as { code: string }).code
   return new FlowctlError('STORE_UNAVAILABLE', `the embedded database is unavailable (${code}): ${(error as Error).message}`, { cause: error })

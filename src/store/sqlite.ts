@@ -1,7 +1,7 @@
 // The embedded store: SQLite through better-sqlite3, in WAL mode so `serve`, a crontab `tick` and
 // `history` can share one file. better-sqlite3 is synchronous; every write here is one short
 // statement or one short IMMEDIATE transaction, and busy_timeout lets other processes wait their turn.
-// Runs and documents are group-committed (sqlite-commit.ts), under `serve` on a writer thread.
+// Runs and documents are group-committed (sqlite-commit.ts) on the store's own connection.
 import type Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -22,8 +22,7 @@ import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteGuards } from './sqlite-guards.js'
 import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
 import { SqliteAsyncQueue } from './sqlite-async-runs.js'
-import { lazyWriterConnection } from './sqlite-writer.js'
-import { WriteBatcher, type CommitResult } from './write-batch.js'
+import { WriteBatcher } from './write-batch.js'
 import { HistoryCap } from './history-cap.js'
 import type {
   DocumentChange,
@@ -39,16 +38,7 @@ import type {
   StoredRun,
 } from '../model/store.js'
 
-export interface SqliteStoreOptions {
-  /**
-   * Commit runs and documents on a worker thread with its own connection (what `serve` does), so
-   * the event loop never waits for SQLite. One-shot commands write in-process: a thread costs ~30 ms
-   * to start. A `:memory:` database is private to its connection, so it always writes in-process.
-   */
-  writerThread?: boolean
-}
-
-export async function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<Store> {
+export async function openSqliteStore(file: string): Promise<Store> {
   let db: Database.Database
   try {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
@@ -56,7 +46,7 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   } catch (error) {
     throw new FlowctlError('STORE_UNAVAILABLE', `cannot open the embedded database ${file}: ${(error as Error).message}`, { cause: error })
   }
-  return storeOn(db, file, options)
+  return storeOn(db, file)
 }
 
 let migratedImage: Buffer | undefined
@@ -76,30 +66,18 @@ export async function openFreshMemoryStore(): Promise<Store> {
       template.close()
     }
   }
-  return storeOn(openSqliteConnection(migratedImage), ':memory:', {})
+  return storeOn(openSqliteConnection(migratedImage), ':memory:')
 }
 
-async function storeOn(db: Database.Database, file: string, options: SqliteStoreOptions): Promise<Store> {
+async function storeOn(db: Database.Database, file: string): Promise<Store> {
   try {
     migrate(db)
     const sql = new SqliteStatements(db)
-    const writer = options.writerThread && file !== ':memory:' ? lazyWriterConnection(file) : inProcessWriter(db, sql)
-    return new SqliteStore(db, sql, writer)
+    return new SqliteStore(db, sql)
   } catch (error) {
     db.close()
     throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the embedded database ${file}: ${(error as Error).message}`, { cause: error })
   }
-}
-
-/** Where group commits of runs and documents go: this connection, or its SqliteWriterConnection. */
-interface Writer {
-  commit(items: SqliteWrite[]): CommitResult | Promise<CommitResult>
-  close(): Promise<void>
-}
-
-function inProcessWriter(db: Database.Database, sql: SqliteStatements): Writer {
-  const commit = sqliteBatchCommit(db, sql)
-  return { commit: (items) => guarded(() => commit(items)), close: async () => {} }
 }
 
 /** Applies pending migrations inside BEGIN IMMEDIATE, so processes opening at once apply each once. */
@@ -144,9 +122,13 @@ class SqliteStore implements Store {
   constructor(
     private readonly db: Database.Database,
     private readonly sql: SqliteStatements,
-    private readonly writer: Writer,
   ) {
-    this.writes = new WriteBatcher((items) => writer.commit(items))
+    const commit = sqliteBatchCommit(db, sql)
+    this.writes = new WriteBatcher((items) => {
+      // better-sqlite3 throws a TypeError on a closed connection: a write after close is an outage too.
+      if (!db.open) throw new FlowctlError('STORE_UNAVAILABLE', 'the embedded database is closed')
+      return guarded(() => commit(items))
+    })
     // The history cap (history-cap.ts). A run is noted as soon as it is queued, so a trim it makes
     // due joins the same group commit right after it: no commit of its own, and one connection does
     // every hot-path write. SQLite's write lock keeps the trims of
@@ -349,7 +331,6 @@ class SqliteStore implements Store {
     // (a trim is a write).
     await this.cap.close()
     await this.writes.drain()
-    await this.writer.close()
     if (this.db.open) this.db.close()
   }
 }

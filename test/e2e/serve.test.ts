@@ -1,10 +1,9 @@
 // End-to-end: the real `flowctl serve` process, its Run API, file-watch reload and shutdown.
-import { existsSync, readdirSync } from 'node:fs'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, eventually, flowctl, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, eventually, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
 
 const TOKEN = 'dev-orders-token-change-me'
 
@@ -122,36 +121,5 @@ describe('flowctl serve (real process)', () => {
     const result = await server
     expect(result.exitCode).toBe(0)
     expect(String(result.stderr)).not.toMatch(/\n\s+at /)
-  })
-})
-
-// The SQLite writer thread starts with the first recorded run (src/store/sqlite-writer.ts), so a
-// server nobody calls holds no second isolate. Counted from the process's Linux threads.
-describe.skipIf(!existsSync('/proc/self/task'))('flowctl serve: the writer thread (Linux: counted in /proc/<pid>/task)', () => {
-  it('starts no writer thread until a run is recorded, then exactly one for every later run', async () => {
-    const project = await makeTempDir()
-    await mkdir(join(project, 'flows'))
-    await writeFile(join(project, 'flowctl.yaml'), 'projectId: lazy\nname: Lazy\nflows: flows\n')
-    await writeFile(join(project, 'flows', 'greet.yaml'), greetingFlow('hello'))
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    const server = spawnFlowctl(['serve', project, '--port', String(port), '--host', '127.0.0.1'])
-    try {
-      await waitForServer(`${base}/api/status`)
-      const threads = () => readdirSync(`/proc/${server.pid}/task`).length
-      const idle = threads()
-      expect((await fetch(`${base}/api/status`)).status).toBe(200)
-      expect(threads()).toBe(idle)
-      expect((await fetch(`${base}/api/run/lazy/greet`)).status).toBe(200)
-      expect(threads()).toBe(idle + 1)
-      for (let i = 0; i < 5; i++) expect((await fetch(`${base}/api/run/lazy/greet`)).status).toBe(200)
-      expect(threads()).toBe(idle + 1)
-      const history = await flowctl(['history', '--project', project, '--json'])
-      expect(JSON.parse(history.stdout)).toHaveLength(6)
-    } finally {
-      server.kill('SIGTERM')
-      await server.catch(() => undefined)
-      await cleanupTempDirs()
-    }
   })
 })

@@ -1,5 +1,5 @@
-// The async-run queue contract on SQLite (direct writes, and the writer thread `serve` uses) and,
-// when FLOWCTL_TEST_DATABASE_URL is set, on PostgreSQL in a fresh schema dropped afterwards.
+// The async-run queue contract on SQLite and, when FLOWCTL_TEST_DATABASE_URL is set, on PostgreSQL
+// in a fresh schema dropped afterwards.
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -18,12 +18,6 @@ describeAsyncRunsContract(
   'sqlite (file, WAL)',
   () => openSqliteStore(file),
   () => openSqliteStore(file),
-)
-const threadFile = join(dir, 'thread', 'flowctl.db')
-describeAsyncRunsContract(
-  'sqlite (writer thread)',
-  () => openSqliteStore(threadFile, { writerThread: true }),
-  () => openSqliteStore(threadFile, { writerThread: true }),
 )
 
 const url = process.env.FLOWCTL_TEST_DATABASE_URL

@@ -1,6 +1,6 @@
 // Several real processes claiming async runs from one SQLite file (SPEC §12), as several `serve`
 // processes on one machine do: each run goes to exactly one process, and each is recorded once.
-// The children run the built store (dist/, made by `npm run build`, as the writer thread needs).
+// The children run the built store (dist/, made by `npm run build`), as serve would.
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -24,7 +24,7 @@ import { join } from 'node:path'
 const [file, readyDir, processes] = process.argv.slice(2)
 // Every process opens its store, then waits for the others: on a loaded machine one process may boot
 // seconds after another, and claiming in-process is fast enough to take every run meanwhile.
-const store = await openSqliteStore(file, { writerThread: true })
+const store = await openSqliteStore(file)
 writeFileSync(join(readyDir, String(process.pid)), '')
 while (readdirSync(readyDir).length < Number(processes)) await new Promise((r) => setTimeout(r, 2))
 const claimed = []

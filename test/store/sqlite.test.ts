@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openSqliteStore } from '../../src/store/sqlite.js'
-import { SqliteWriterConnection } from '../../src/store/sqlite-writer.js'
 import { runValues } from '../../src/store/rows.js'
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js'
 import { describeStoreContract, makeRun } from './contract.js'
@@ -39,13 +38,6 @@ describeStoreContract(
   'sqlite (file, WAL)',
   () => openSqliteStore(file),
   () => openSqliteStore(file),
-)
-// What `serve` uses: runs and documents committed by a worker thread with its own connection.
-const threadFile = join(dir, 'contract-thread', 'flowctl.db')
-describeStoreContract(
-  'sqlite (file, WAL, writer thread)',
-  () => openSqliteStore(threadFile, { writerThread: true }),
-  () => openSqliteStore(threadFile, { writerThread: true }),
 )
 
 describe('sqlite store', () => {
@@ -112,20 +104,8 @@ describe('sqlite store', () => {
     await store.close()
   }, 20_000)
 
-  it('with a writer thread, maps a held write lock to STORE_UNAVAILABLE for every caller of the batch, then recovers', async () => {
-    const shared = join(dir, 'locked-thread.db')
-    const store = await openSqliteStore(shared, { writerThread: true })
-    const results = await whileWriteLockHeld(shared, () => Promise.allSettled([store.recordRun(makeRun('p'), 10), store.insertDocument('p', 'c', { a: 1 })]))
-    expect(outcomes(results)).toEqual(['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE'])
-    expect(await store.countRuns('p', null, null)).toEqual({ success: 0, error: 0 })
-    const run = makeRun('p')
-    await store.recordRun(run, 10)
-    expect(await store.getRun('p', run.id)).toStrictEqual({ ...run, input: null, trace: null })
-    await store.close()
-  }, 20_000)
-
-  it("with a writer thread, fails only the caller whose row is refused (duplicate id), with SQLite's code", async () => {
-    const store = await openSqliteStore(join(dir, 'duplicate-thread.db'), { writerThread: true })
+  it("fails only the caller whose row is refused (duplicate id), with SQLite's code", async () => {
+    const store = await openSqliteStore(join(dir, 'duplicate.db'))
     const run = makeRun('p')
     await store.recordRun(run, 10)
     const other = makeRun('p')
@@ -136,9 +116,9 @@ describe('sqlite store', () => {
     await store.close()
   })
 
-  it('with a writer thread, commits every accepted write before close returns', async () => {
-    const shared = join(dir, 'close-thread.db')
-    const store = await openSqliteStore(shared, { writerThread: true })
+  it('commits every accepted write before close returns', async () => {
+    const shared = join(dir, 'close.db')
+    const store = await openSqliteStore(shared)
     const runs = Array.from({ length: 500 }, () => makeRun('p'))
     const writes = runs.map((run) => store.recordRun(run, 10_000))
     await store.close()
@@ -147,41 +127,20 @@ describe('sqlite store', () => {
     expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(500)
     raw.close()
     // Nothing is left running: a fresh store on the file opens and writes at once.
-    const again = await openSqliteStore(shared, { writerThread: true })
+    const again = await openSqliteStore(shared)
     await again.recordRun(makeRun('p'), 10_000)
     await again.close()
   })
 
-  it('with a writer thread, refuses writes as STORE_UNAVAILABLE once closed', async () => {
-    const shared = join(dir, 'closed-thread.db')
-    const setup = await openSqliteStore(shared) // migrates the file
-    await setup.close()
-    const connection = await SqliteWriterConnection.open(shared)
-    const run = makeRun('p')
-    expect(await connection.commit([{ kind: 'run', values: runValues(run, undefined) }])).toBeUndefined()
-    await connection.close()
-    await expect(connection.commit([{ kind: 'run', values: runValues(makeRun('p'), undefined) }])).rejects.toMatchObject({
-      code: 'STORE_UNAVAILABLE',
-    })
+  it('refuses writes as STORE_UNAVAILABLE once closed', async () => {
+    const shared = join(dir, 'closed.db')
+    const store = await openSqliteStore(shared)
+    await store.recordRun(makeRun('p'), 10)
+    await store.close()
+    await expect(store.recordRun(makeRun('p'), 10)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
     const raw = new Database(shared, { readonly: true })
     expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(1)
     raw.close()
-  })
-
-  it('with a writer thread, serves several databases, and closing one leaves the others writing', async () => {
-    const files = ['one', 'two', 'three'].map((name) => join(dir, `shared-thread-${name}.db`))
-    const stores = await Promise.all(files.map((file) => openSqliteStore(file, { writerThread: true })))
-    await Promise.all(stores.map((store, i) => Promise.all(Array.from({ length: 50 }, () => store.recordRun(makeRun(`p${i}`), 1000)))))
-    await stores[0].close()
-    const late = makeRun('p1')
-    await stores[1].recordRun(late, 1000)
-    expect(await stores[1].getRun('p1', late.id)).toStrictEqual({ ...late, input: null, trace: null })
-    for (const [i, file] of files.entries()) {
-      const raw = new Database(file, { readonly: true })
-      expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(i === 1 ? 51 : 50)
-      raw.close()
-    }
-    await Promise.all(stores.slice(1).map((store) => store.close()))
   })
 
   it('answers an equality find on an indexed field from the expression index, for count and page', async () => {
