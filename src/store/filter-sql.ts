@@ -49,6 +49,7 @@ function kindOf(value: unknown): JsonKind {
   return typeof value === 'object' ? 'object' : 'other'
 }
 
+// eslint-disable-next-line no-control-regex -- every ASCII character, controls included
 const ASCII = /^[\x00-\x7f]*$/
 
 /**

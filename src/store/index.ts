@@ -15,7 +15,7 @@ export interface OpenStoreOptions {
 
 /** Opens the store at `target` and creates the document indexes asked for. */
 export async function openStore(target: DatabaseTarget, options: OpenStoreOptions = {}): Promise<Store> {
-  const store = await openStoreOnly(target, options)
+  const store = await openStoreOnly(target)
   try {
     await store.ensureIndexes(options.indexes ?? {})
   } catch (error) {
@@ -25,7 +25,7 @@ export async function openStore(target: DatabaseTarget, options: OpenStoreOption
   return store
 }
 
-async function openStoreOnly(target: DatabaseTarget, options: OpenStoreOptions): Promise<Store> {
+async function openStoreOnly(target: DatabaseTarget): Promise<Store> {
   if (target.url.startsWith('file:')) {
     const { openSqliteStore } = await import('./sqlite.js')
     return openSqliteStore(fileURLToPath(target.url))
