@@ -95,7 +95,14 @@ export class FlowctlError extends Error {
   readonly fields: Readonly<Record<string, unknown>> | undefined
 
   constructor(code: ErrorCode, message: string = ERROR_CATALOG[code].message, options: FlowctlErrorOptions = {}) {
+    // A catalog error is an answer (a 401, 404, 429 …), not a bug: nobody reads its stack (the CLI
+    // prints the message, the server the body), yet h3 copies `stack` from every error it catches,
+    // which formats it. Captured without frames, a refused request costs less (bench/results.md,
+    // stop 26: a flood of 404s or 401s is what a hostile caller sends).
+    const stackTraceLimit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
     super(message, { cause: options.cause })
+    Error.stackTraceLimit = stackTraceLimit
     this.name = 'FlowctlError'
     this.code = code
     const kind: ErrorKind = ERROR_CATALOG[code]

@@ -70,3 +70,13 @@ describe('the error catalog', () => {
     expect([...rows.keys()].filter((code) => !(code in ERROR_CATALOG))).toEqual([])
   })
 })
+
+describe('FlowctlError', () => {
+  it('captures no stack frames (h3 formats the stack of every error it catches) and leaves the global limit as it was', () => {
+    const limit = Error.stackTraceLimit
+    const error = httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': 'Bearer' } })
+    expect(error.stack).toBe('FlowctlError: invalid token')
+    expect(Error.stackTraceLimit).toBe(limit)
+    expect(String(new Error('other').stack).split('\n').length).toBeGreaterThan(1)
+  })
+})
