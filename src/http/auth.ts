@@ -25,28 +25,29 @@ export function secretEquals(given: string, expected: string): boolean {
 }
 
 /**
- * The digest of an expected credential (null: reject every request), made once per secrets map and
- * template: a project's secrets never change once loaded (a reload makes a new map), and resolving
- * the template and hashing it was a fifth of the auth check's CPU on every request.
+ * An expected credential resolved from the secrets, with its digest (null: reject every request),
+ * made once per secrets map and template: a project's secrets never change once loaded (a reload
+ * makes a new map), and resolving the template and hashing it was a fifth of the auth check's CPU
+ * on every request.
  */
-const expectedDigests = new WeakMap<Secrets, Map<string, Buffer | null>>()
+const expectedCredentials = new WeakMap<Secrets, Map<string, { text: string; digest: Buffer } | null>>()
 
-function expectedDigest(template: string, secrets: Secrets): Buffer | null {
-  let digests = expectedDigests.get(secrets)
-  if (!digests) expectedDigests.set(secrets, (digests = new Map()))
-  let expected = digests.get(template)
+function expectedCredential(template: string, secrets: Secrets): { text: string; digest: Buffer } | null {
+  let credentials = expectedCredentials.get(secrets)
+  if (!credentials) expectedCredentials.set(secrets, (credentials = new Map()))
+  let expected = credentials.get(template)
   if (expected === undefined) {
     const text = resolveCredential(template, secrets)
-    expected = text === null ? null : digest(text)
-    digests.set(template, expected)
+    expected = text === null ? null : { text, digest: digest(text) }
+    credentials.set(template, expected)
   }
   return expected
 }
 
 /** Timing-safe: `given` against the expected credential of `template`; false when there is none. */
 function matchesExpected(given: string, template: string, secrets: Secrets): boolean {
-  const expected = expectedDigest(template, secrets)
-  return expected !== null && timingSafeEqual(digest(given), expected)
+  const expected = expectedCredential(template, secrets)
+  return expected !== null && timingSafeEqual(digest(given), expected.digest)
 }
 
 /**
@@ -101,7 +102,7 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
  * lower case (senders differ); the prefix must match exactly. Fails closed on an empty secret.
  */
 function hmacMatches(auth: HmacAuth, headers: Headers, secrets: Secrets, body: Uint8Array): boolean {
-  const secret = resolveCredential(auth.secret, secrets)
+  const secret = expectedCredential(auth.secret, secrets)?.text ?? null
   const header = headers.get(auth.header)
   if (secret === null || header === null) return false
   const signature = header.trim()

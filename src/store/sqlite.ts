@@ -72,8 +72,7 @@ export async function openFreshMemoryStore(): Promise<Store> {
 async function storeOn(db: Database.Database, file: string): Promise<Store> {
   try {
     migrate(db)
-    const sql = new SqliteStatements(db)
-    return new SqliteStore(db, sql)
+    return new SqliteStore(db, new SqliteStatements(db))
   } catch (error) {
     db.close()
     throw new FlowctlError('STORE_UNAVAILABLE', `cannot prepare the embedded database ${file}: ${(error as Error).message}`, { cause: error })
