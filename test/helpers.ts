@@ -1,9 +1,10 @@
-// Shared by e2e tests: temp copies of fixtures, the real flowctl binary, free ports.
+// Shared by e2e tests: temp copies of fixtures, the real flowctl binary, serve on a port of its own.
 import { execa, type ResultPromise } from 'execa'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { StringDecoder } from 'node:string_decoder'
 
 export const ROOT = resolve(import.meta.dirname, '..')
 export const BIN = join(ROOT, 'bin', 'flowctl.js')
@@ -66,6 +67,103 @@ export function spawnFlowctl(args: string[], options: { cwd?: string; env?: Reco
   })
 }
 
+/** A `flowctl serve` started by `startServe`, listening at `base`. */
+export interface StartedServe {
+  child: ResultPromise
+  /** `http://127.0.0.1:PORT` (as serve's banner prints it). */
+  base: string
+  port: number
+  /** Everything serve wrote so far, stdout and stderr in the order they arrived. */
+  output(): string
+  /** What serve wrote so far to stdout alone. */
+  stdout(): string
+  /** What serve wrote so far to stderr alone. */
+  stderr(): string
+}
+
+/**
+ * Starts `flowctl serve ARGS --port 0` and resolves once it answers `/api/status`: serve picks its
+ * own port and the URL is read from its banner (`flowctl serving on http://…`, printed even with
+ * `--quiet`; not with `--json`). A port chosen beforehand (`freePort`, then spawn) can be taken by
+ * another test file's connection between its close and serve's bind, and another server then
+ * answers in serve's place (a full run failed so once). Rejects, with what serve wrote to stderr,
+ * when serve exits first or `timeoutMs` passes (then it is killed). stdout and stderr are only
+ * listened to: execa's buffered result (`(await child).stdout`) stays complete. `spawn` replaces
+ * the repository's binary (e.g. an installed `flowctl`); it is given the whole argument list.
+ */
+export async function startServe(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; spawn?: (args: string[]) => ResultPromise } = {},
+): Promise<StartedServe> {
+  const timeoutMs = options.timeoutMs ?? 30_000
+  const deadline = Date.now() + timeoutMs
+  const fullArgs = ['serve', ...args, '--port', '0']
+  const child = options.spawn ? options.spawn(fullArgs) : spawnFlowctl(fullArgs, { cwd: options.cwd, env: options.env })
+  let output = ''
+  let stdout = ''
+  let stderr = ''
+  const stdoutText = new StringDecoder('utf8')
+  const stderrText = new StringDecoder('utf8')
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const text = stdoutText.write(chunk)
+    stdout += text
+    output += text
+  })
+  child.stderr?.on('data', (chunk: Buffer) => {
+    const text = stderrText.write(chunk)
+    stderr += text
+    output += text
+  })
+  const stop = async () => {
+    child.kill('SIGKILL')
+    await child.catch(() => undefined)
+  }
+  const base = await new Promise<string>((resolveBase, reject) => {
+    const failed = (why: string) => reject(new Error(`flowctl ${fullArgs.join(' ')}: ${why}; stderr:\n${stderr}`))
+    const timer = setTimeout(() => {
+      failed(`no "serving on" banner within ${timeoutMs} ms`)
+      void stop()
+    }, timeoutMs)
+    const onData = () => {
+      const url = /serving on (http:\/\/\S+)/.exec(stdout)?.[1]
+      if (!url) return
+      clearTimeout(timer)
+      child.stdout?.off('data', onData)
+      resolveBase(url)
+    }
+    child.stdout?.on('data', onData)
+    const ended = (result: unknown) => {
+      clearTimeout(timer)
+      const code = (result as { exitCode?: number; signal?: string } | undefined) ?? {}
+      failed(`exited before it listened (exit code ${String(code.exitCode)}${code.signal ? `, signal ${code.signal}` : ''})`)
+    }
+    child.then(ended, ended)
+  })
+  try {
+    await waitForServer(`${base}/api/status`, Math.max(deadline - Date.now(), 1_000))
+  } catch (error) {
+    await stop()
+    throw new Error(`${(error as Error).message}; stderr:\n${stderr}`, { cause: error })
+  }
+  return { child, base, port: Number(new URL(base).port), output: () => output, stdout: () => stdout, stderr: () => stderr }
+}
+
+/** `count` serve instances started at once (e.g. on one database); when one fails, the others are killed. */
+export async function startServes(count: number, args: string[], options: Parameters<typeof startServe>[1] = {}): Promise<StartedServe[]> {
+  const settled = await Promise.allSettled(Array.from({ length: count }, () => startServe(args, options)))
+  const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
+  const failed = settled.find((s) => s.status === 'rejected')
+  if (!failed) return started
+  for (const { child } of started) child.kill('SIGKILL')
+  await Promise.all(started.map(({ child }) => child.catch(() => undefined)))
+  throw failed.reason
+}
+
+/**
+ * A port nothing listens on right now. Only for a port that must be unused (connection refused):
+ * a port picked here and then bound by a server can be taken by someone else in between, so start
+ * serve with `startServe` and other servers with `listen(0)`.
+ */
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer()

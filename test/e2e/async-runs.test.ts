@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, eventually, flowctl, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, eventually, flowctl, makeTempDir, startServe, type StartedServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
 afterAll(cleanupTempDirs)
@@ -45,32 +45,27 @@ nodes:
 class Instance {
   base = ''
   process: ResultPromise | null = null
-  log = ''
+  /** stderr of the processes this instance ran before the current one. */
+  private earlierLog = ''
+  private current: StartedServe | null = null
 
   constructor(
     private readonly project: string,
     private readonly env: Record<string, string>,
   ) {}
 
-  /**
-   * Starts serve on a port it picks itself (`--port 0`) and reads its URL from the banner. A port
-   * chosen beforehand could be taken by another test's connection before serve bound it, and the
-   * other server then answered in its place (seen once in a full run).
-   */
+  /** What every process of this instance wrote to stderr, the current one's so far included. */
+  get log(): string {
+    return this.earlierLog + (this.current?.stderr() ?? '')
+  }
+
+  /** Starts serve on a port it picks itself (see `startServe`): a restart gets a new base URL. */
   async start(): Promise<void> {
-    const child = spawnFlowctl(['serve', this.project, '--port', '0', '--quiet', '--no-watch'], { env: this.env })
-    this.process = child
-    child.stderr?.on('data', (chunk: Buffer) => (this.log += chunk.toString()))
-    this.base = await new Promise<string>((resolve, reject) => {
-      let out = ''
-      child.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString()
-        const url = /serving on (http:\/\/\S+)/.exec(out)?.[1]
-        if (url) resolve(url)
-      })
-      child.once('exit', () => reject(new Error(`serve exited before it listened: ${this.log}`)))
-    })
-    await waitForServer(`${this.base}/api/status`)
+    this.earlierLog = this.log
+    this.current = null
+    this.current = await startServe([this.project, '--quiet', '--no-watch'], { env: this.env })
+    this.process = this.current.child
+    this.base = this.current.base
   }
 
   async kill(): Promise<void> {

@@ -8,7 +8,7 @@ import type { ResultPromise } from 'execa'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
 
 const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
 if (!CHROMIUM) {
@@ -27,11 +27,10 @@ describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
     const usersFile = join(project, '.flowctl', 'users.yaml')
     const added = await flowctl(['users', 'add', 'ada', '--grant', 'shop=viewer', '--users', usersFile, '--json'])
     userToken = JSON.parse(added.stdout).token
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
-    remoteBase = `http://remote.test:${port}`
-    server = spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch', '--users', usersFile])
-    await waitForServer(`${base}/api/status`)
+    const started = await startServe([project, '--quiet', '--no-watch', '--users', usersFile])
+    server = started.child
+    base = started.base
+    remoteBase = `http://remote.test:${started.port}`
     const { chromium } = await import('playwright-core')
     browser = await chromium.launch({
       executablePath: CHROMIUM,

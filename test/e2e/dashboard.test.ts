@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path'
 import type { ResultPromise } from 'execa'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, EXAMPLE_FLOW_SLUGS, flowctl, freePort, ROOT, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, EXAMPLE_FLOW_SLUGS, flowctl, ROOT, startServe } from '../helpers.js'
 
 const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
 if (!CHROMIUM) {
@@ -32,11 +32,10 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     const project = await copyFixture('example')
     const usersFile = join(project, '.flowctl', 'users.yaml')
     viewerToken = JSON.parse((await flowctl(['users', 'add', 'vera', '--grant', 'shop=viewer', '--users', usersFile, '--json'])).stdout).token
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
-    remoteBase = `http://remote.test:${port}`
-    server = spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch', '--users', usersFile])
-    await waitForServer(`${base}/api/status`)
+    const started = await startServe([project, '--quiet', '--no-watch', '--users', usersFile])
+    server = started.child
+    base = started.base
+    remoteBase = `http://remote.test:${started.port}`
     const { chromium } = await import('playwright-core')
     browser = await chromium.launch({
       executablePath: CHROMIUM,

@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
 pgSkipNotice('documents through serve')
@@ -52,10 +52,9 @@ describe.each(stores)('documents through the real serve on %s', (storeName, enab
     }
     project = await copyFixture('example')
     await writeFile(join(project, 'flows', 'search-tickets.yaml'), SEARCH_FLOW)
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
-    server = spawnFlowctl(['serve', project, '--port', String(port), '--host', '127.0.0.1', '--quiet', '--no-watch'], { env })
-    await waitForServer(`${base}/api/status`)
+    const started = await startServe([project, '--host', '127.0.0.1', '--quiet', '--no-watch'], { env })
+    server = started.child
+    base = started.base
   })
 
   afterAll(async () => {

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
 afterAll(cleanupTempDirs)
@@ -16,10 +16,7 @@ async function killUnderLoad(env: Record<string, string>) {
   const project = await copyFixture('example')
   const config = join(project, 'flowctl.yaml')
   await writeFile(config, (await readFile(config, 'utf8')).replace(/runsPerMinutePerIp: \d+/, 'runsPerMinutePerIp: 0'))
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const server = spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch'], { env })
-  await waitForServer(`${base}/api/status`)
+  const { child: server, base } = await startServe([project, '--quiet', '--no-watch'], { env })
 
   // Kill at the 60th answer, not after a fixed time: on a loaded machine 1.5 s of load may hold far
   // fewer answers, and the point is a kill while 16 clients still have requests in flight.

@@ -4,21 +4,16 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { writeFile } from 'node:fs/promises'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, flowctl, makeTempDir, startServe } from '../helpers.js'
 
 afterAll(cleanupTempDirs)
 
 /** Starts `serve`, waits for it, returns its banner (stdout + stderr so far) and stops it. */
 async function serveBanner(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
-  const port = await freePort()
-  const server = spawnFlowctl(['serve', ...args, '--port', String(port)], options)
-  let out = ''
-  server.stdout?.on('data', (chunk) => (out += String(chunk)))
-  server.stderr?.on('data', (chunk) => (out += String(chunk)))
+  const { child: server, base, output } = await startServe(args, options)
   try {
-    await waitForServer(`http://127.0.0.1:${port}/api/status`)
     await new Promise((r) => setTimeout(r, 200))
-    return { out, base: `http://127.0.0.1:${port}` }
+    return { out: output(), base }
   } finally {
     server.kill('SIGTERM')
     await server
@@ -67,15 +62,11 @@ describe('users', () => {
     expect(added.stderr).toBe('')
     const { token } = JSON.parse(added.stdout)
     // serve started from another folder still reads the project's own users file.
-    const port = await freePort()
-    const server = spawnFlowctl(['serve', project, '--port', String(port)], { cwd: elsewhere })
-    let banner = ''
-    server.stdout?.on('data', (chunk) => (banner += String(chunk)))
+    const { child: server, base, stdout } = await startServe([project], { cwd: elsewhere })
     try {
-      await waitForServer(`http://127.0.0.1:${port}/api/status`)
-      const response = await fetch(`http://127.0.0.1:${port}/api/openapi/shop`, { headers: { authorization: `Bearer ${token}` } })
+      const response = await fetch(`${base}/api/openapi/shop`, { headers: { authorization: `Bearer ${token}` } })
       expect(response.status).toBe(200)
-      expect(banner).toContain(`Users    ${join(project, '.flowctl', 'users.yaml')} (1 user)`)
+      expect(stdout()).toContain(`Users    ${join(project, '.flowctl', 'users.yaml')} (1 user)`)
     } finally {
       server.kill('SIGTERM')
       await server
@@ -110,11 +101,9 @@ describe('users', () => {
     expect(JSON.parse((await flowctl(['users', 'list', '--json'], { cwd: project })).stdout)).toEqual([
       { name: 'cy', grants: { shop: 'viewer' }, createdAt: expect.any(String) },
     ])
-    const port = await freePort()
-    const server = spawnFlowctl(['serve', project, '--port', String(port)], { cwd: project })
+    const { child: server, base } = await startServe([project], { cwd: project })
     try {
-      await waitForServer(`http://127.0.0.1:${port}/api/status`)
-      const ask = (t: string) => fetch(`http://127.0.0.1:${port}/api/openapi/shop`, { headers: { authorization: `Bearer ${t}` } })
+      const ask = (t: string) => fetch(`${base}/api/openapi/shop`, { headers: { authorization: `Bearer ${t}` } })
       expect((await ask(token)).status).toBe(200)
       expect((await ask(oldToken)).status).toBe(401)
     } finally {

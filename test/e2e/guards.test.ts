@@ -8,7 +8,7 @@ import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadProject } from '../../src/project/load.js'
 import { openProjectStore } from '../../src/serve/project-store.js'
-import { cleanupTempDirs, flowctl, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, flowctl, makeTempDir, startServes } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
 const RATE_LIMIT = 10
@@ -200,23 +200,13 @@ function describeGuarantees(setup: () => { bases: string[]; projects: { guards: 
   })
 }
 
-function serve(
+async function serve(
   projects: { guards: string; limited: string },
   env: Record<string, string>,
   count: number,
-): { servers: ResultPromise[]; bases: Promise<string[]> } {
-  const servers: ResultPromise[] = []
-  const bases = (async () => {
-    const list: string[] = []
-    for (let i = 0; i < count; i++) {
-      const port = await freePort()
-      list.push(`http://127.0.0.1:${port}`)
-      servers.push(spawnFlowctl(['serve', projects.guards, projects.limited, '--port', String(port), '--quiet', '--no-watch'], { env }))
-    }
-    await Promise.all(list.map((base) => waitForServer(`${base}/api/status`)))
-    return list
-  })()
-  return { servers, bases }
+): Promise<{ servers: ResultPromise[]; bases: string[] }> {
+  const started = await startServes(count, [projects.guards, projects.limited, '--quiet', '--no-watch'], { env })
+  return { servers: started.map((s) => s.child), bases: started.map((s) => s.base) }
 }
 
 pgSkipNotice('guards on two serve instances')
@@ -233,9 +223,9 @@ describe.skipIf(!PG_URL)('guards on two serve instances on one PostgreSQL databa
     db = await createTestDatabase()
     env.FLOWCTL_DATABASE_URL = db.url
     projects = await makeProjects()
-    const started = serve(projects, env, 2)
+    const started = await serve(projects, env, 2)
     servers = started.servers
-    bases = await started.bases
+    bases = started.bases
   })
   afterAll(async () => {
     for (const server of servers) server.kill('SIGTERM')
@@ -255,9 +245,9 @@ describe('guards on one serve instance on the embedded store (SPEC §12)', () =>
 
   beforeAll(async () => {
     projects = await makeProjects()
-    const started = serve(projects, env, 1)
+    const started = await serve(projects, env, 1)
     servers = started.servers
-    bases = await started.bases
+    bases = started.bases
   })
   afterAll(async () => {
     for (const server of servers) server.kill('SIGTERM')

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
 
 const GITHUB_SECRET = "It's a Secret to Everybody"
 const APP = 'https://app.example.com'
@@ -17,10 +17,9 @@ let server: ResultPromise
 
 beforeAll(async () => {
   project = await copyFixture('webhooks')
-  const port = await freePort()
-  base = `http://127.0.0.1:${port}`
-  server = spawnFlowctl(['serve', project, '--port', String(port), '--host', '127.0.0.1', '--quiet'])
-  await waitForServer(`${base}/api/status`)
+  const started = await startServe([project, '--host', '127.0.0.1', '--quiet'])
+  server = started.child
+  base = started.base
 }, 30_000)
 
 afterAll(async () => {

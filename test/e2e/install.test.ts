@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, freePort, makeTempDir, ROOT, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, makeTempDir, ROOT, startServe } from '../helpers.js'
 
 afterAll(cleanupTempDirs)
 
@@ -65,11 +65,9 @@ describe('installing the packed package', () => {
     expect(run.exitCode, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout).body.message).toBe('Hello, Ada!')
 
-    const port = await freePort()
-    const server = execa('flowctl', ['serve', '--port', String(port)], { cwd: work, env, reject: false })
+    // The installed command, on a port it picks itself (its banner names it).
+    const { child: server, base } = await startServe([], { spawn: (args) => execa('flowctl', args, { cwd: work, env, reject: false }) })
     try {
-      const base = `http://127.0.0.1:${port}`
-      await waitForServer(`${base}/api/status`)
       const answer = await fetch(`${base}/api/run/work/hello?name=Grace`)
       expect(answer.status).toBe(200)
       expect(await answer.json()).toMatchObject({ message: 'Hello, Grace!' })

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, flowctl, startServes } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
 pgSkipNotice('two serve instances on PostgreSQL')
@@ -32,12 +32,10 @@ describe.skipIf(!PG_URL)('two serve instances on one PostgreSQL database', () =>
         '',
       ].join('\n'),
     )
-    for (let i = 0; i < 2; i++) {
-      const port = await freePort()
-      bases.push(`http://127.0.0.1:${port}`)
-      servers.push(spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch'], { env }))
+    for (const started of await startServes(2, [project, '--quiet', '--no-watch'], { env })) {
+      servers.push(started.child)
+      bases.push(started.base)
     }
-    await Promise.all(bases.map((base) => waitForServer(`${base}/api/status`)))
   })
 
   afterAll(async () => {

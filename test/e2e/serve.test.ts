@@ -3,7 +3,7 @@ import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, eventually, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, eventually, flowctl, startServe } from '../helpers.js'
 
 const TOKEN = 'dev-orders-token-change-me'
 
@@ -24,10 +24,9 @@ describe('flowctl serve (real process)', () => {
 
   beforeAll(async () => {
     project = await copyFixture('example')
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
-    server = spawnFlowctl(['serve', project, '--port', String(port), '--host', '127.0.0.1'], { env: { CRON_SECRET: 'tick-secret' } })
-    await waitForServer(`${base}/api/status`)
+    const started = await startServe([project, '--host', '127.0.0.1'], { env: { CRON_SECRET: 'tick-secret' } })
+    server = started.child
+    base = started.base
   })
 
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import openapiTS, { astToString } from 'openapi-typescript'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, makeTempDir, ROOT, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, flowctl, makeTempDir, ROOT, startServe } from '../helpers.js'
 
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
 const TSC_FLAGS = ['--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext']
@@ -56,10 +56,9 @@ describe('a client generated from the published OpenAPI document', () => {
     work = await makeTempDir('flowctl-client-')
     const added = await flowctl(['users', 'add', 'ci', '--grant', 'shop=viewer', '--json'], { cwd: work })
     token = JSON.parse(added.stdout).token
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
-    server = spawnFlowctl(['serve', project, '--port', String(port), '--quiet', '--no-watch', '--users', join(work, '.flowctl', 'users.yaml')])
-    await waitForServer(`${base}/api/status`)
+    const started = await startServe([project, '--quiet', '--no-watch', '--users', join(work, '.flowctl', 'users.yaml')])
+    server = started.child
+    base = started.base
   })
 
   afterAll(async () => {

@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
 
 afterAll(cleanupTempDirs)
 
@@ -55,11 +55,9 @@ describe('a YAML alias bomb in one flow file', () => {
   it('serve keeps serving the other flows', async () => {
     const dir = await copyFixture('example')
     await writeFile(join(dir, 'flows', 'bomb.yaml'), aliasBomb())
-    const port = await freePort()
-    const server = spawnFlowctl(['serve', dir, '--port', String(port), '--no-watch'])
+    const { child: server, base } = await startServe([dir, '--no-watch'])
     try {
-      await waitForServer(`http://127.0.0.1:${port}/api/status`)
-      const response = await fetch(`http://127.0.0.1:${port}/api/run/shop/order-status/open`)
+      const response = await fetch(`${base}/api/run/shop/order-status/open`)
       expect(response.status).toBe(200)
     } finally {
       server.kill('SIGTERM')

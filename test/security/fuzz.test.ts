@@ -5,6 +5,7 @@
 import { createHmac } from 'node:crypto'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,7 +13,7 @@ import { createApp } from '../../src/http/app.js'
 import { Workspace } from '../../src/serve/workspace.js'
 import { loadProject } from '../../src/project/load.js'
 import { openProjectStore } from '../../src/serve/project-store.js'
-import { cleanupTempDirs, copyFixture, freePort, makeTempDir, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, makeTempDir, startServe } from '../helpers.js'
 
 const SEED = 20_2011
 const IN_PROCESS = Number(process.env.FUZZ_IN_PROCESS ?? 9_000)
@@ -406,9 +407,9 @@ beforeAll(async () => {
       res.end(JSON.stringify(req.url?.startsWith('/stock/') ? { available: 3 } : { received: body.slice(0, 200) }))
     })
   })
-  const port = await freePort()
-  await new Promise<void>((resolve) => upstream.listen(port, '127.0.0.1', resolve))
-  upstreamUrl = `http://127.0.0.1:${port}`
+  // Port 0: the system picks a free one (one chosen beforehand could be taken before this bound it).
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
 })
 
 afterAll(async () => {
@@ -517,13 +518,10 @@ describe('fuzz: 10,000 hostile requests', () => {
   it(`${SERVED} requests through a real flowctl serve: no 5xx, no secret, the process stays up`, async () => {
     const dir = await copyFixture('example')
     await fuzzProject(dir)
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    const serve = spawnFlowctl(['serve', dir, '--port', String(port), '--no-watch'], { env: { CRON_SECRET } })
+    const { child: serve, base } = await startServe([dir, '--no-watch'], { env: { CRON_SECRET } })
     const r = generator(SEED + 1)
     const tally: Tally = { statuses: new Map(), failures: [] }
     try {
-      await waitForServer(`${base}/api/status`)
       const requests = Array.from({ length: SERVED }, () => randomRequest(r))
       let next = 0
       const worker = async () => {

@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanupTempDirs, copyFixture, eventually, flowctl, freePort, spawnFlowctl, waitForServer } from '../helpers.js'
+import { cleanupTempDirs, copyFixture, eventually, flowctl, startServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
 pgSkipNotice('security: PostgreSQL errors and recovery')
@@ -79,7 +79,8 @@ describe.skipIf(!PG_URL)('serve recovers when PostgreSQL comes back', () => {
   let name: string
   let server: ResultPromise
   let base: string
-  let output = ''
+  /** What serve wrote so far, stdout and stderr. */
+  let output = () => ''
 
   beforeAll(async () => {
     db = await createTestDatabase()
@@ -87,12 +88,10 @@ describe.skipIf(!PG_URL)('serve recovers when PostgreSQL comes back', () => {
     name = url.pathname.slice(1)
     url.password = PASSWORD
     const project = await projectWithDatabaseSecret(url.toString())
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
-    server = spawnFlowctl(['serve', project, '--port', String(port), '--no-watch'])
-    server.stdout?.on('data', (chunk) => (output += chunk))
-    server.stderr?.on('data', (chunk) => (output += chunk))
-    await waitForServer(`${base}/api/status`)
+    const started = await startServe([project, '--no-watch'])
+    server = started.child
+    base = started.base
+    output = started.output
   })
 
   afterAll(async () => {
@@ -115,12 +114,12 @@ describe.skipIf(!PG_URL)('serve recovers when PostgreSQL comes back', () => {
     await admin((client) => client.query(`DROP DATABASE ${name} WITH (FORCE)`))
     const statuses = [(await quote(base)).status, (await quote(base)).status]
     expect(statuses).toEqual([503, 503])
-    await eventually(async () => output.includes('store of project shop is unavailable'), 5_000)
-    expect(output.match(/store of project shop is unavailable/g)).toHaveLength(1)
+    await eventually(async () => output().includes('store of project shop is unavailable'), 5_000)
+    expect(output().match(/store of project shop is unavailable/g)).toHaveLength(1)
     await admin((client) => client.query(`CREATE DATABASE ${name}`))
     await eventually(async () => (await quote(base)).status === 200, 15_000, 250)
-    await eventually(async () => output.includes('store of project shop is back'), 5_000)
-    expect(output).not.toContain(PASSWORD)
-    expect(output).not.toContain(name)
+    await eventually(async () => output().includes('store of project shop is back'), 5_000)
+    expect(output()).not.toContain(PASSWORD)
+    expect(output()).not.toContain(name)
   })
 })
