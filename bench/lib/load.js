@@ -42,14 +42,14 @@ export async function loadOrders(url, { headers = {}, duration = DURATION, conne
  * (cpuUs: the server's CPU µs per request when the target gives its `pid`; sideCpuUs: the same for
  * `target.sideCpuMs()`, another process the target depends on, such as the database server).
  */
-export async function alternate(targets, { rounds = 2, log = console.log } = {}) {
-  for (const target of targets) await loadOrders(target.url, { headers: target.headers, duration: 1 })
+export async function alternate(targets, { rounds = 2, log = console.log, connections = 50 } = {}) {
+  for (const target of targets) await loadOrders(target.url, { headers: target.headers, duration: 1, connections })
   const runs = targets.map(() => [])
   for (let round = 0; round < rounds; round++) {
     for (const [i, target] of targets.entries()) {
       const cpuBefore = target.pid ? cpuMs(target.pid) : 0
       const sideBefore = target.sideCpuMs ? target.sideCpuMs() : 0
-      const run = await loadOrders(target.url, { headers: target.headers })
+      const run = await loadOrders(target.url, { headers: target.headers, connections })
       run.sideCpuUs = target.sideCpuMs ? ((target.sideCpuMs() - sideBefore) * 1000) / Math.max(1, run.total) : NaN
       // CPU time of the server per request: far less sensitive to other load on the machine than req/s.
       run.cpuUs = target.pid ? ((cpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, run.total) : NaN
@@ -70,6 +70,8 @@ export async function alternate(targets, { rounds = 2, log = console.log } = {})
     p50: mean(runs[i].map((r) => r.p50)),
     p99: mean(runs[i].map((r) => r.p99)),
     cpuUs: mean(runs[i].map((r) => r.cpuUs)),
+    medianCpuUs: median(runs[i].map((r) => r.cpuUs)),
+    medianRps: median(runs[i].map((r) => r.rps)),
     sideCpuUs: mean(runs[i].map((r) => r.sideCpuUs)),
     non2xx: sum(runs[i].map((r) => r.non2xx)),
     statuses: runs[i].reduce((all, r) => {

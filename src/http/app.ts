@@ -7,8 +7,8 @@ import { FlowctlError, hasErrorCode, httpError } from '../errors.js'
 import type { AppContext, AppOptions } from './context.js'
 import { RateLimiter } from './rate-limit.js'
 import { ClientClosedRequest } from './body.js'
-import { countRejections, RejectionCounter, rejectionsCountedFor } from './rejections.js'
-import { renderError } from './respond.js'
+import { countRejections, RejectionCounter } from './rejections.js'
+import { answerError } from './respond.js'
 import { docsAssetHandler, docsPageHandler } from './routes/docs.js'
 import { openApiHandler } from './routes/openapi.js'
 import { runHandler } from './routes/run.js'
@@ -114,12 +114,7 @@ function errorAnswer(context: AppContext, error: HTTPError, event: H3Event): str
     context.log(`error ${event.req.method} ${event.url.pathname}: ${cause.name}: ${cause.message}`, true)
     known = new FlowctlError('INTERNAL')
   }
-  const countedFor = rejectionsCountedFor(event)
-  if (countedFor !== undefined && known.code !== 'INTERNAL') context.rejections.count(countedFor, known.httpStatus)
-  const text = renderError(event, known)
-  // HEAD answers as GET would, without the body: Content-Length tells the GET body's size.
-  if (event.req.method === 'HEAD') event.res.headers.set('content-length', String(Buffer.byteLength(text)))
-  return text
+  return answerError(event, known, context.rejections)
 }
 
 /** The FlowctlError an error stands for, or null when it is unexpected (a 500). */

@@ -6,6 +6,7 @@
 import type { H3Event } from 'h3'
 import type { FlowctlError } from '../errors.js'
 import { capErrorList } from '../flow/reason.js'
+import { rejectionsCountedFor, type RejectionCounter } from './rejections.js'
 
 export type HeaderPairs = Record<string, string>
 
@@ -39,6 +40,18 @@ export function sendJson(event: H3Event, status: number, body: unknown, headers?
 export function renderError(event: H3Event, error: FlowctlError): string {
   const body = error.fields ? { ok: false, errors: capErrorList(error.errors), ...error.fields } : { ok: false, errors: capErrorList(error.errors) }
   return sendJson(event, error.httpStatus, body, error.headers)
+}
+
+/**
+ * Every error answer: counted on /status when the request's route counts its refusals (never a
+ * 500), then rendered; a HEAD answer tells the GET body's size in Content-Length.
+ */
+export function answerError(event: H3Event, error: FlowctlError, rejections: RejectionCounter): string {
+  const countedFor = rejectionsCountedFor(event)
+  if (countedFor !== undefined && error.code !== 'INTERNAL') rejections.count(countedFor, error.httpStatus)
+  const text = renderError(event, error)
+  if (event.req.method === 'HEAD') event.res.headers.set('content-length', String(Buffer.byteLength(text)))
+  return text
 }
 
 export function htmlResponse(status: number, html: string, headers: HeaderPairs = {}): Response {

@@ -20,7 +20,7 @@ import { clientIp, isLoopback } from '../client.js'
 import type { AppContext } from '../context.js'
 import { noteStoreBack, noteStoreOutage } from '../store-outage.js'
 import { countRejections } from '../rejections.js'
-import { sendJson, type HeaderPairs } from '../respond.js'
+import { answerError, sendJson, type HeaderPairs } from '../respond.js'
 import { isDangerousKey, parseRunPath, queryRecord } from '../run-path.js'
 import { clusterRateDecision } from '../cluster-rate-limit.js'
 import { enterRunGuards } from '../run-guards.js'
@@ -33,9 +33,18 @@ export function runHandler(context: AppContext) {
   const { workspace, rateLimiter, options } = context
 
   // Answers are text with status and headers on event.res (see respond.ts); only bodiless ones are Responses.
-  // Refusals are thrown (FlowctlError) and answered by app.ts's onError, counted for the project on /status.
+  // Refusals are thrown (FlowctlError) and answered right here, counted for the project on /status:
+  // passed on to h3, each would be wrapped in an HTTPError of h3's (which captures a stack) and
+  // answered by app.ts's onError a few promise turns later. That is the cost of every request of a
+  // flood of 401s or 404s. Other errors still go to onError.
   return async (event: H3Event): Promise<Response | string> => {
-    const answer = await runRoute(event)
+    let answer: Response | string
+    try {
+      answer = await runRoute(event)
+    } catch (error) {
+      if (!(error instanceof FlowctlError)) throw error
+      answer = answerError(event, error, context.rejections)
+    }
     // HEAD answers as GET would, without the body.
     return event.req.method === 'HEAD' ? withoutBody(event, answer) : answer
   }
