@@ -17,40 +17,45 @@ export function unstorableReason(text: string): string | null {
 
 /** `location/pointer: reason` for each string (or key) of `value` that cannot be stored, at most a few. */
 export function unstorableTextErrors(location: string, value: unknown): string[] {
-  // Every input is checked: most hold nothing suspect, and finding that builds no pointers.
-  if (!holdsSuspect(value)) return []
   const errors: string[] = []
-  walk(value, '', (pointer, reason) => {
+  walk(value, [], (pointer, reason) => {
     if (errors.length < MAX_REPORTED) errors.push(`${location}${pointer}: ${reason}`)
   })
   return errors
 }
 
-/** Whether any string or key inside `value` has a NUL or a surrogate (a cheap test before `walk`). */
-function holdsSuspect(value: unknown): boolean {
-  if (typeof value === 'string') return SUSPECT.test(value)
-  if (value === null || typeof value !== 'object') return false
-  if (Array.isArray(value)) return value.some(holdsSuspect)
-  for (const key in value) if (SUSPECT.test(key) || holdsSuspect((value as Record<string, unknown>)[key])) return true
-  return false
-}
-
-function walk(value: unknown, pointer: string, report: (pointer: string, reason: string) => void): void {
+/**
+ * Checks every string and key. The path down to the current value is kept as raw segments and made
+ * into a JSON pointer only for a report: every input is checked, and most hold nothing to report.
+ */
+function walk(value: unknown, path: (string | number)[], report: (pointer: string, reason: string) => void): void {
   if (typeof value === 'string') {
     const reason = unstorableReason(value)
-    if (reason) report(pointer, reason)
+    if (reason) report(pointerOf(path), reason)
     return
   }
   if (value === null || typeof value !== 'object') return
   if (Array.isArray(value)) {
-    value.forEach((item, index) => walk(item, `${pointer}/${index}`, report))
+    for (let index = 0; index < value.length; index++) {
+      path.push(index)
+      walk(value[index], path, report)
+      path.pop()
+    }
     return
   }
-  for (const [key, item] of Object.entries(value)) {
-    const child = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
+  for (const key in value) {
     const keyReason = unstorableReason(key)
     // The key itself is shown escaped, so the message holds no NUL either.
-    if (keyReason) report(`${pointer}/${JSON.stringify(key).slice(1, -1)}`, `name ${keyReason}`)
-    walk(item, child, report)
+    if (keyReason) report(`${pointerOf(path)}/${JSON.stringify(key).slice(1, -1)}`, `name ${keyReason}`)
+    path.push(key)
+    walk((value as Record<string, unknown>)[key], path, report)
+    path.pop()
   }
+}
+
+/** A JSON pointer (RFC 6901) of raw path segments: `~` as `~0`, `/` as `~1`. */
+function pointerOf(path: (string | number)[]): string {
+  let pointer = ''
+  for (const segment of path) pointer += `/${typeof segment === 'number' ? segment : segment.replace(/~/g, '~0').replace(/\//g, '~1')}`
+  return pointer
 }
