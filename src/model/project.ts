@@ -131,6 +131,18 @@ export interface ProjectLimits {
   traceBytes: number
   /** Async runs this instance executes at once per project (SPEC §12); 0 = it takes none. */
   asyncConcurrency: number
+  /** The longest text any expression may build (SPEC §18). */
+  textChars: number
+  /** The longest array any expression may build (SPEC §18). */
+  arrayItems: number
+  /** The most items one `each` node may run (SPEC §18). */
+  eachItems: number
+  /** The most http requests one run may make, retries and sub-flows included (SPEC §18). */
+  httpCallsPerRun: number
+  /** Bytes of input a history record keeps; a larger input is cut with a marker (SPEC §18). */
+  storedInputBytes: number
+  /** The send buffer of one `/api/events` client; a client that fills it is disconnected (SPEC §18). */
+  eventBufferBytes: number
 }
 
 /** Which runs keep their input and trace in history (SPEC §14). */
@@ -212,6 +224,12 @@ export const DEFAULT_LIMITS: ProjectLimits = {
   expressionMs: 50,
   traceBytes: 65_536,
   asyncConcurrency: 4,
+  textChars: 1_000_000,
+  arrayItems: 100_000,
+  eachItems: 10_000,
+  httpCallsPerRun: 1_000,
+  storedInputBytes: 65_536,
+  eventBufferBytes: 1_048_576,
 }
 
 export const DEFAULT_CORS: CorsSettings = { origins: [], credentials: false, maxAgeSeconds: 600, headers: [] }

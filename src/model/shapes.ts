@@ -147,6 +147,32 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
           description: 'How long one {{= }} expression may evaluate before the node fails with "expression timed out".',
         },
         traceBytes: { type: 'integer', minimum: 1024, description: 'Stored trace outputs per run, in bytes (default 65536); the rest is cut with a marker.' },
+        textChars: {
+          type: 'integer',
+          minimum: 1,
+          description: 'The longest text any {{= }} expression may build (default 1000000); longer fails the node with "expression result too large".',
+        },
+        arrayItems: {
+          type: 'integer',
+          minimum: 1,
+          description: 'The longest array any {{= }} expression may build (default 100000); longer fails the node with "expression result too large".',
+        },
+        eachItems: { type: 'integer', minimum: 1, description: 'The most items one each node may run (default 10000); more fails the node.' },
+        httpCallsPerRun: {
+          type: 'integer',
+          minimum: 1,
+          description: 'The most http requests one run may make, retries and sub-flows included (default 1000); past it the http node fails.',
+        },
+        storedInputBytes: {
+          type: 'integer',
+          minimum: 1024,
+          description: 'Bytes of input a history record keeps (default 65536); a larger input is cut with a marker and cannot be replayed.',
+        },
+        eventBufferBytes: {
+          type: 'integer',
+          minimum: 1024,
+          description: 'The send buffer of one /api/events client (default 1048576); a client that does not read is disconnected when it is full.',
+        },
         rateLimitScope: {
           enum: ['instance', 'cluster'],
           default: 'instance',
