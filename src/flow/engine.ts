@@ -316,7 +316,7 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
     try {
       // Most nodes have no expressions: they do not wait for an evaluation that has nothing to do.
       if (expressionsOf(flow, node, kind.literalSettings).length > 0)
-        await evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits.expressionMs, walk.expressionValues)
+        await stopper.race(evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits, walk.expressionValues))
       result = await stopper.race(kind.execute(context))
     } catch (error) {
       if (error instanceof RunStopped) throw error

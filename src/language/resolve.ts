@@ -3,7 +3,7 @@
 // version, and resolving stays synchronous. JSONata evaluates asynchronously, so the engine evaluates a
 // node's expressions just before the node runs (`evaluateNodeExpressions`) and `resolve` reads the values.
 import type { Flow, FlowNode, Secrets } from '../model/project.js'
-import { compileExpression, evaluateExpression, type CompiledExpression } from './expression.js'
+import { compileExpression, evaluateExpression, type CompiledExpression, type ExpressionLimits } from './expression.js'
 import { parseTemplate, type ExpressionPart, type ParsedTemplate, type Reference } from './template.js'
 
 /** What a run's references read: `{ [refName]: output, run: { id, startedAt, trigger, scheduledFor } }`. */
@@ -121,7 +121,7 @@ function expressionValue(values: ExpressionValues, part: ExpressionPart): unknow
   return values.get(part)
 }
 
-// Compiled expressions of one flow version, with the time bound they were compiled with.
+// Compiled expressions of one flow version, with the bounds they were compiled with.
 const compiledCaches = new WeakMap<Flow, Map<string, CompiledExpression>>()
 // The expressions in each node's settings (most nodes have none).
 const nodeExpressions = new WeakMap<FlowNode, ExpressionPart[]>()
@@ -148,7 +148,7 @@ export function expressionsOf(flow: Flow, node: FlowNode, literalSettings: reado
 }
 
 /** Evaluates a node's expressions against the scope into `values` (cleared first). Throws ExpressionError. */
-export async function evaluateNodeExpressions(flow: Flow, node: FlowNode, scope: Scope, timeoutMs: number, values: ExpressionValues): Promise<void> {
+export async function evaluateNodeExpressions(flow: Flow, node: FlowNode, scope: Scope, limits: ExpressionLimits, values: ExpressionValues): Promise<void> {
   values.clear()
   const parts = expressionsOf(flow, node)
   if (parts.length === 0) return
@@ -161,7 +161,7 @@ export async function evaluateNodeExpressions(flow: Flow, node: FlowNode, scope:
     if (values.has(part)) continue
     let expression = compiled.get(part.source)
     if (!expression) {
-      expression = compileExpression(part.source, timeoutMs)
+      expression = compileExpression(part.source, limits)
       compiled.set(part.source, expression)
     }
     values.set(part, await evaluateExpression(expression, scope))

@@ -1,7 +1,7 @@
 // SPEC §18's measure, shared by the hostile-caller tests: while one hostile request runs against a
 // real `flowctl serve`, a second client sends its own small requests one after another and records
-// how long each waited; the serve process's RSS (worker threads included) is sampled beside it.
-import { readFile } from 'node:fs/promises'
+// how long each waited; the RSS of serve and the processes it started is sampled beside it.
+import { readdir, readFile } from 'node:fs/promises'
 import type { StartedServe } from '../helpers.js'
 
 /** What a well-behaved client saw while the attack ran. */
@@ -25,11 +25,20 @@ export const MAX_PROBE_MS = 100
 /** SPEC §18: RSS stays under this much above its idle size. */
 export const MAX_RSS_GROWTH = 512 * 1024 * 1024
 
-/** The resident set size of a process, from /proc (Linux). */
+/**
+ * The resident set size of a process and every process it started (serve's expression workers are
+ * processes), from /proc (Linux). A process that ended while it was read counts 0.
+ */
 export async function rssOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
   const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]
-  return kb === undefined ? 0 : Number(kb) * 1024
+  let total = kb === undefined ? 0 : Number(kb) * 1024
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[])
+  for (const task of tasks) {
+    const children = await readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '')
+    for (const child of children.split(' ').filter(Boolean)) total += await rssOf(Number(child))
+  }
+  return total
 }
 
 /**

@@ -14,6 +14,9 @@ import { cleanupTempDirs } from '../helpers.js'
 import { buildFlow } from './build.js'
 import { projectFromText } from './project-from-text.js'
 
+/** The default bounds with `expressionMs` set (a generous bound where the test is not about time). */
+const bounds = (expressionMs: number) => ({ expressionMs, textChars: 1_000_000, arrayItems: 100_000 })
+
 const run = { id: 'run-1', startedAt: '2024-05-01T10:00:00.000Z', trigger: 'http' }
 const scope = Object.assign(createScope(run), {
   start: {
@@ -35,7 +38,7 @@ async function resolveSetting(text: unknown, timeoutMs = 2_000): Promise<unknown
   const flow = buildFlow('Expr', [{ id: 'x', type: 'set', values: { v: text } }])
   const node = flow.nodes[0]!
   const values: ExpressionValues = new Map()
-  await evaluateNodeExpressions(flow, node, scope, timeoutMs, values)
+  await evaluateNodeExpressions(flow, node, scope, bounds(timeoutMs), values)
   return (resolveValue(node.settings.values, scope, new Map(), templateCacheOf(flow), values) as { v: unknown }).v
 }
 
@@ -78,11 +81,11 @@ describe('expression bounds', () => {
     ['unbounded recursion', '($f := function($n){ $f($n + 1) + 1 }; $f(0))', 'expression timed out'],
     ['an endless tail-recursive loop', '($f := function($n){ $f($n + 1) }; $f(0))', 'expression timed out'],
     ['a busy loop over a long range', '$sum([1..99999].($sum([1..99999])))', 'expression timed out'],
-    ['a huge range', '$count([1..1000000000])', 'must not exceed 100000; it would be 1000000000'],
-    ['a range just over the bound', '$count([1..100001])', 'must not exceed 100000; it would be 100001'],
+    ['a huge range', '$count([1..1000000000])', 'expression result too large'],
+    ['a range just over the bound', '$count([1..100001])', 'expression result too large'],
     ['a range of text', '[1..start.name]', 'side of the range operator (..) must evaluate to an integer'],
-    ['text that doubles itself', '($f := function($s){ $f($s & $s) }; $f("x"))', 'expression produced text longer than 1000000 characters'],
-    ['$pad to a huge width', '$pad("x", 1000000000)', '$pad width may be at most 1000000'],
+    ['text that doubles itself', '($f := function($s){ $f($s & $s) }; $f("x"))', 'expression result too large'],
+    ['$pad to a huge width', '$pad("x", 1000000000)', 'expression result too large'],
     ['$eval (if it got past the load check)', '$eval("1 + 1")', '$eval is not allowed in expressions'],
     ['a regex (if it got past the load check)', '$match("aaaa", /(a+)+$/)', 'regular expressions are not allowed in expressions'],
     ["a runtime error has JSONata's message", '$number("x") + 1', /Unable to cast value to a number/],
@@ -91,7 +94,7 @@ describe('expression bounds', () => {
   for (const [name, source, message] of cases) {
     it(`${name} fails with ${String(message)}`, async () => {
       const began = Date.now()
-      const outcome = evaluateExpression(compileExpression(source, message === 'expression timed out' ? 50 : 2_000), scope)
+      const outcome = evaluateExpression(compileExpression(source, bounds(message === 'expression timed out' ? 50 : 2_000)), scope)
       await expect(outcome).rejects.toThrow(message)
       // Bounded: far below any test timeout (the bound itself is 50 ms of evaluation).
       expect(Date.now() - began).toBeLessThan(5_000)
@@ -100,11 +103,11 @@ describe('expression bounds', () => {
 
   it('cannot see the process, the environment or globals: only the scope is its input', async () => {
     for (const source of ['process', '$process', 'globalThis', '$globalThis', 'require', '$require', '$$.process', 'constructor.constructor']) {
-      expect(await evaluateExpression(compileExpression(source, 2_000), scope), source).toBeNull()
+      expect(await evaluateExpression(compileExpression(source, bounds(2_000)), scope), source).toBeNull()
     }
-    await expect(evaluateExpression(compileExpression('$require("fs")', 2_000), scope)).rejects.toThrow('Attempted to invoke a non-function')
+    await expect(evaluateExpression(compileExpression('$require("fs")', bounds(2_000)), scope)).rejects.toThrow('Attempted to invoke a non-function')
     // `$process` is an unbound variable: nothing to call, the process goes on.
-    expect(await evaluateExpression(compileExpression('$process.exit(1)', 2_000), scope)).toBeNull()
+    expect(await evaluateExpression(compileExpression('$process.exit(1)', bounds(2_000)), scope)).toBeNull()
   })
 })
 
@@ -281,11 +284,114 @@ describe('simple expressions answer without JSONata, exactly as JSONata would', 
         (value) => ({ value: value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown) }),
         (error: { message?: string }) => ({ error: error.message }),
       )
-      const ours = await evaluateExpression(compileExpression(source, 2_000), input).then(
+      const ours = await evaluateExpression(compileExpression(source, bounds(2_000)), input).then(
         (value) => ({ value }),
         (error: Error) => ({ error: error.message }),
       )
       expect(ours).toEqual(raw)
     })
   }
+})
+
+describe('where an expression runs: the main thread and an expression worker answer alike', () => {
+  const input = {
+    start: {
+      n: 3,
+      s: 'xaxa',
+      items: [
+        { price: 2.5, qty: 2 },
+        { price: 10, qty: 1 },
+      ],
+      tags: ['b', 'a', 'b'],
+      obj: { a: 1 },
+    },
+    run,
+  }
+  const sources = [
+    '$sum(start.items.(price * qty))',
+    '$sort(start.tags)',
+    '$distinct(start.tags)',
+    '$replace(start.s, "a", "bc")',
+    '$replace(start.s, "a", "<$0>", 1)',
+    '$replace(start.s, "", "b")',
+    '$map(start.items, function($i){ $i.price })',
+    '{"n": start.n, "keys": $keys(start.obj)}',
+    '$string(start)',
+    '$number("x")',
+    'start.items[price > 5].qty',
+  ]
+  for (const source of sources) {
+    it(source, async () => {
+      const answer = (compiled: ReturnType<typeof compileExpression>) =>
+        evaluateExpression(compiled, input).then(
+          (value) => ({ value }),
+          (error: Error) => ({ error: error.message }),
+        )
+      const raw = await Promise.resolve(jsonata(source).evaluate(input)).then(
+        (value) => ({ value: value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown) }),
+        (error: { message?: string }) => ({ error: error.message }),
+      )
+      const inThread = compileExpression(source, bounds(2_000))
+      inThread.inline = inThread.inline === false ? [] : inThread.inline
+      const inWorker = compileExpression(source, bounds(2_000))
+      inWorker.fast = null
+      inWorker.inline = false
+      expect(await answer(inThread)).toEqual(raw)
+      expect(await answer(inWorker)).toEqual(raw)
+    })
+  }
+
+  it('keeps expressions that cannot run long in the main thread, and sends the rest to a worker', () => {
+    const inline = (source: string) => compileExpression(source, bounds(50)).inline !== false
+    expect(inline('$sum(start.items.(price * qty))')).toBe(true)
+    expect(inline('{"a": $uppercase(start.s), "b": start.n > 2 ? "big" : "small"}')).toBe(true)
+    for (const source of [
+      '$sort(start.tags)',
+      '$distinct(start.tags)',
+      '$replace(start.s, "a", "b")',
+      'start.items^(price)',
+      '[1..start.n]',
+      '$map(start.tags, $uppercase)',
+      '($f := $sort; $f(start.tags))',
+      'start.tags ~> $count',
+    ]) {
+      expect(inline(source), source).toBe(false)
+    }
+  })
+})
+
+describe('bounds a step check cannot enforce: the worker is stopped', () => {
+  const big = {
+    start: {
+      items: Array.from({ length: 90_000 }, (_, i) => (i * 7919) % 90_000),
+      many: Array.from({ length: 150_000 }, (_, i) => i),
+      objects: Array.from({ length: 20_000 }, (_, i) => ({ a: i % 1000 })),
+      text: 'a'.repeat(20_000),
+    },
+    run,
+  }
+  const cases: [string, string][] = [
+    ['$count($sort(start.items))', 'expression timed out'],
+    ['$count($distinct(start.items))', 'expression timed out'],
+    ['$count($distinct(start.objects))', 'expression timed out'],
+    // Any list a step makes or reads is held to limits.arrayItems, whatever made it.
+    ['$count($distinct(start.many))', 'expression result too large'],
+    ['$count($split($pad("", 150000, "ab"), ""))', 'expression result too large'],
+    ['$length($replace(start.text, "a", $pad("", 5000, "b")))', 'expression result too large'],
+    // Text past V8's own limit, in one step: the bound of textChars all the same.
+    ['($s := $pad("", 999999, "a"); $join([1..600].($s)))', 'expression result too large'],
+    // A worker filling its heap is stopped (by its deadline or its heap limit), and the server goes on.
+    ['$join([1..300].($pad("", 999999, "a")))', 'expression'],
+    ['$split($pad("", 999999, "ab"), "")', 'expression result too large'],
+  ]
+  for (const [source, reason] of cases) {
+    it(`${source} fails with ${reason}`, async () => {
+      await expect(evaluateExpression(compileExpression(source, bounds(50)), big)).rejects.toThrow(reason)
+    })
+  }
+
+  it('a worker replaced after a stop evaluates the next expression', async () => {
+    await expect(evaluateExpression(compileExpression('$count($sort(start.items))', bounds(50)), big)).rejects.toThrow('expression timed out')
+    expect(await evaluateExpression(compileExpression('$sort(start.items)[0]', bounds(2_000)), { start: { items: [3, 1, 2] } })).toBe(1)
+  })
 })

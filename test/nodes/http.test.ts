@@ -149,7 +149,7 @@ async function echoWithExpression(url: string): Promise<Record<string, unknown>>
   const node = flow.nodes[0]!
   const scope = Object.assign(createScope({ id: 'r', startedAt: '', trigger: 'cli' }), { start: { q: 'a&admin=1#x' } })
   const values = new Map()
-  await evaluateNodeExpressions(flow, node, scope, 2_000, values)
+  await evaluateNodeExpressions(flow, node, scope, { expressionMs: 2_000, textChars: 1_000_000, arrayItems: 100_000 }, values)
   const context = {
     ...nodeContext({ id: 'h', type: 'http', url }),
     node,
