@@ -17,6 +17,8 @@ import { run as flowTests } from './flow-tests.js'
 import { run as historyKeep } from './history-keep.js'
 import { run as clusterLimit } from './cluster-limit.js'
 import { run as hostile } from './hostile.js'
+import { run as hostileCorpus } from './hostile-corpus.js'
+import { run as expressionTier } from './expression-tier.js'
 import { run as asyncRuns } from './async-runs.js'
 
 const benchmarks = [
@@ -35,6 +37,8 @@ const benchmarks = [
   ['history-keep', historyKeep],
   ['cluster-limit', clusterLimit],
   ['hostile', hostile],
+  ['hostile-corpus', hostileCorpus],
+  ['expression-tier', expressionTier],
   ['async-runs', asyncRuns],
 ]
 
