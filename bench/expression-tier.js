@@ -9,7 +9,15 @@ import { ROOT } from './lib/paths.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
 
 const SOURCE = '$sum(start.items.(price * qty))'
-const INPUT = { start: { items: [{ sku: 'X', price: 2.5, qty: 3 }, { sku: 'Y', price: 4, qty: 2 }] }, run: { id: 'r', startedAt: '2026-01-01T00:00:00Z', trigger: 'http' } }
+const INPUT = {
+  start: {
+    items: [
+      { sku: 'X', price: 2.5, qty: 3 },
+      { sku: 'Y', price: 4, qty: 2 },
+    ],
+  },
+  run: { id: 'r', startedAt: '2026-01-01T00:00:00Z', trigger: 'http' },
+}
 const N = Number(process.env.EXPRESSION_TIER_EVALUATIONS ?? 5000)
 
 /** CPU ms of every process but this one that runs the expression worker (its children). */

@@ -2,7 +2,7 @@
 // `and`/`or`, `&`, a few text built-ins) answered synchronously without JSONata, exactly as JSONata
 // would for the values it accepts; for any other value it answers NOT_PLAIN and JSONata evaluates,
 // errors included. test/flow/expression-fast.test.ts holds the two to the same answers.
-import { boundedConcat, textForJoin, CONCAT_FUNCTION, type AstNode } from './expression-core.js'
+import { boundedConcat, textForJoin, CONCAT_FUNCTION, type AstNode, type ExpressionLimits } from './expression-core.js'
 
 export type FastEvaluator = (input: Record<string, unknown>) => unknown
 
@@ -29,29 +29,35 @@ const FAST_FUNCTIONS: Record<string, (args: unknown[]) => unknown> = {
 }
 
 /** The fast evaluator of a simple expression, or null when any part of it needs JSONata. */
-export function fastEvaluator(node: AstNode, textChars: number): FastEvaluator | null {
+export function fastEvaluator(node: AstNode, limits: Pick<ExpressionLimits, 'textChars' | 'arrayItems'>): FastEvaluator | null {
   if (node.stages || node.predicate || node.group || node.keepArray) return null
   if (node.type === 'path') {
     const path = plainPath(node)
-    return path ? (input) => readPlainPath(input, path) : null
+    // A list longer than limits.arrayItems is JSONata's to refuse ("expression result too large").
+    return path
+      ? (input) => {
+          const value = readPlainPath(input, path)
+          return Array.isArray(value) && value.length > limits.arrayItems ? NOT_PLAIN : value
+        }
+      : null
   }
   if (node.type === 'number' || node.type === 'string' || node.type === 'value') {
     const value: unknown = node.value
     return () => value
   }
   if (node.type === 'function' && node.procedure?.type === 'variable' && node.procedure.value === CONCAT_FUNCTION && node.arguments?.length === 2) {
-    const [left, right] = (node.arguments as AstNode[]).map((argument) => fastEvaluator(argument, textChars))
+    const [left, right] = (node.arguments as AstNode[]).map((argument) => fastEvaluator(argument, limits))
     if (!left || !right) return null
     return (input) => {
       const a = left(input)
       const b = right(input)
-      return a === NOT_PLAIN || b === NOT_PLAIN ? NOT_PLAIN : boundedConcat(a, b, textChars)
+      return a === NOT_PLAIN || b === NOT_PLAIN ? NOT_PLAIN : boundedConcat(a, b, limits.textChars)
     }
   }
   const builtin = node.type === 'function' && node.procedure?.type === 'variable' ? FAST_FUNCTIONS[String(node.procedure.value)] : undefined
   // One argument each: with none, JSONata would use the context value instead.
   if (builtin && node.arguments?.length === 1) {
-    const args = ((node.arguments ?? []) as AstNode[]).map((argument) => fastEvaluator(argument, textChars))
+    const args = ((node.arguments ?? []) as AstNode[]).map((argument) => fastEvaluator(argument, limits))
     if (args.some((arg) => arg === null)) return null
     return (input) => {
       const values = args.map((arg) => (arg as FastEvaluator)(input))
@@ -59,8 +65,8 @@ export function fastEvaluator(node: AstNode, textChars: number): FastEvaluator |
     }
   }
   if (node.type !== 'binary' || typeof node.value !== 'string') return null
-  const left = fastEvaluator(node.lhs as AstNode, textChars)
-  const right = fastEvaluator(node.rhs as AstNode, textChars)
+  const left = fastEvaluator(node.lhs as AstNode, limits)
+  const right = fastEvaluator(node.rhs as AstNode, limits)
   if (!left || !right) return null
   const op = node.value
   const arithmetic = ARITHMETIC[op]

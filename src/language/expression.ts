@@ -139,7 +139,7 @@ export interface CompiledExpression {
 export function compileExpression(source: string, limits: ExpressionLimits): CompiledExpression {
   const thread = compileInThread(source, limits)
   const ast = thread.jsonata.ast() as AstNode
-  return { source, limits, thread, fast: fastEvaluator(ast, limits.textChars), inline: inlineRootsOf(ast), workerRoots: rootsRead(source) }
+  return { source, limits, thread, fast: fastEvaluator(ast, limits), inline: inlineRootsOf(ast), workerRoots: rootsRead(source) }
 }
 
 /**

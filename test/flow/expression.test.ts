@@ -377,6 +377,10 @@ describe('bounds a step check cannot enforce: the worker is stopped', () => {
     // Any list a step makes or reads is held to limits.arrayItems, whatever made it.
     ['$count($distinct(start.many))', 'expression result too large'],
     ['$count($split($pad("", 150000, "ab"), ""))', 'expression result too large'],
+    ['$string(start.many)', 'expression result too large'],
+    ['$base64encode($pad("", 900000, "a"))', 'expression result too large'],
+    ['$join($map([1..100000], function($i){ "abcdefghijk" }))', 'expression'],
+    ['$count($spread(start.objects).a)', 'expression'],
     ['$length($replace(start.text, "a", $pad("", 5000, "b")))', 'expression result too large'],
     // Text past V8's own limit, in one step: the bound of textChars all the same.
     ['($s := $pad("", 999999, "a"); $join([1..600].($s)))', 'expression result too large'],
