@@ -43,5 +43,5 @@ function ipv6Words(ip: string): number[] {
   if (gap === -1) return parts(ip)
   const head = parts(ip.slice(0, gap))
   const tail = parts(ip.slice(gap + 2))
-  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail]
+  return [...head, ...Array.from({ length: 8 - head.length - tail.length }, () => 0), ...tail]
 }

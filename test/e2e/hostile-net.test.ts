@@ -31,7 +31,8 @@ nodes:
     next: boom
   - { id: boom, type: set, name: Boom, values: { x: "{{= $error(start.msg) }}" } }
 `
-const PING = 'name: Ping\nnodes:\n  - { id: start, type: start, name: Start, method: post, next: done }\n  - { id: done, type: end, name: Done, body: { pong: true } }\n'
+const PING =
+  'name: Ping\nnodes:\n  - { id: start, type: start, name: Start, method: post, next: done }\n  - { id: done, type: end, name: Done, body: { pong: true } }\n'
 
 async function project(settings: string, flows: Record<string, string>): Promise<string> {
   const dir = await makeTempDir('flowctl-net-')
@@ -72,27 +73,37 @@ describe('/api/events clients that never read', () => {
     const stalled: (Socket & { ended: Promise<void> })[] = []
     const msg = 'x'.repeat(2_500)
     const RUNS = 3_000
-    const measured = await underAttack(server, async () => {
-      for (let i = 0; i < 50; i++) {
-        const socket = await open(server.port)
-        socket.write(EVENTS_REQUEST)
-        // Never reads: what serve sends piles up in the kernel, then in serve, until serve cuts it.
-        socket.pause()
-        stalled.push(socket)
-      }
-      // Two callers publish RUNS runs: each stalled client is sent RUNS × 2.4 KB, far more
-      // than the kernel's socket buffers (about 4 MB) and its 16 KB buffer hold.
-      let sent = 0
-      const caller = async () => {
-        while (sent < RUNS) {
-          sent++
-          const response = await fetch(`${server.base}/api/run/ev/loud`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ msg }) })
-          await response.arrayBuffer()
+    const measured = await underAttack(
+      server,
+      async () => {
+        for (let i = 0; i < 50; i++) {
+          const socket = await open(server.port)
+          socket.write(EVENTS_REQUEST)
+          // Never reads: what serve sends piles up in the kernel, then in serve, until serve cuts it.
+          socket.pause()
+          stalled.push(socket)
         }
-      }
-      await Promise.all([caller(), caller()])
-      return sent
-    })
+        // Two callers publish RUNS runs: each stalled client is sent RUNS × 2.4 KB, far more
+        // than the kernel's socket buffers (about 4 MB) and its 16 KB buffer hold.
+        let sent = 0
+        const caller = async () => {
+          while (sent < RUNS) {
+            sent++
+            const response = await fetch(`${server.base}/api/run/ev/loud`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ msg }),
+            })
+            await response.arrayBuffer()
+          }
+        }
+        await Promise.all([caller(), caller()])
+        return sent
+        // The other client reads the newest run: a small request whose wait is the event loop's
+        // (the default probe, /api/status, grows with the failures this attack records).
+      },
+      () => fetch(`${server.base}/api/runs/ev?limit=1`),
+    )
     expect(measured.result).toBe(RUNS)
     const run = await latestRun(server, 'ev', 'loud')
     expect(run).toMatchObject({ status: 'error', failedNodeId: 'boom' })

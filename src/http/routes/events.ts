@@ -38,7 +38,7 @@ export function eventsHandler(context: AppContext) {
  * The stream serves every project, so its buffer is the smallest `limits.eventBufferBytes` of the
  * projects served (the default when none sets one), read when the client connects.
  */
-export function eventBufferLimit(context: AppContext): number {
+function eventBufferLimit(context: AppContext): number {
   let limit = Infinity
   for (const entry of context.workspace.list()) limit = Math.min(limit, entry.project.settings.limits.eventBufferBytes)
   return Number.isFinite(limit) ? limit : DEFAULT_LIMITS.eventBufferBytes
