@@ -15,6 +15,7 @@ export function defineServeCommand(program: Command, context: CommandContext): v
       'behind a proxy: trust N hops of X-Forwarded-For (default 1) or only the listed proxy addresses/CIDR ranges (comma-separated)',
     )
     .option('--allowed-hosts <names>', 'comma-separated Host names that count as this machine for loopback privileges, besides localhost/127.0.0.1/[::1]')
+    .option('--max-connections <n>', 'sockets open at once in total, beside the cap of 256 per client (default 10000; 0 = no cap)')
     .option('--no-watch', 'do not reload flows when their files change')
     .option('--cron', 'tick the scheduler once a minute by itself')
     .option('--users <file>', 'users file (default .flowctl/users.yaml of the current folder)')
@@ -31,10 +32,15 @@ export function defineServeCommand(program: Command, context: CommandContext): v
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
         throw new FlowctlError('USAGE', `--port expects a port number, got "${String(options.port)}"`)
       }
+      const maxConnections = options.maxConnections === undefined ? undefined : wholeNumber(options.maxConnections)
+      if (maxConnections === null) {
+        throw new FlowctlError('USAGE', `--max-connections expects a whole number of sockets (0 = no cap), got "${String(options.maxConnections)}"`)
+      }
       await serveCommand(projects.length ? projects.map((d) => resolve(context.cwd, d)) : [context.cwd], {
         port,
         host: options.host as string | undefined,
         trustProxy,
+        ...(maxConnections === undefined ? {} : { maxConnections }),
         allowedHosts: typeof options.allowedHosts === 'string' ? parseAllowedHosts(options.allowedHosts) : undefined,
         watch: options.watch !== false,
         quiet: Boolean(options.quiet),
@@ -56,4 +62,10 @@ function parseAllowedHosts(value: string): string[] {
     .split(',')
     .map((name) => name.trim().toLowerCase().replace(/:\d+$/, ''))
     .filter(Boolean)
+}
+
+/** `--max-connections N`: a whole number (0 = no cap), or null when the text is not one. */
+function wholeNumber(value: unknown): number | null {
+  const text = String(value).trim()
+  return /^\d{1,9}$/.test(text) ? Number(text) : null
 }

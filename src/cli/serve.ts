@@ -11,6 +11,8 @@ export interface ServeOptions {
   host?: string
   /** `--trust-proxy` (SPEC §17): hops or proxy addresses; true = 1 hop. */
   trustProxy?: import('../http/trust-proxy.js').TrustProxy
+  /** `--max-connections` (SPEC §18): sockets open at once in total; 0 = no cap; default 10,000. */
+  maxConnections?: number
   /** `--allowed-hosts`: Host names (lower case, no port) that count as loopback (SPEC §17). */
   allowedHosts?: string[]
   watch?: boolean
@@ -104,7 +106,12 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     }
     const { listenApp } = await import('../serve/listen.js')
     // Behind a proxy every socket is the proxy's: no cap per address there.
-    server = await listenApp(app, { host, port, ...(options.trustProxy ? { connectionsPerIp: 0 } : {}) })
+    server = await listenApp(app, {
+      host,
+      port,
+      ...(options.trustProxy ? { connectionsPerIp: 0 } : {}),
+      ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+    })
   } catch (error) {
     await runtime.close()
     if (isFlowctlError(error)) throw error

@@ -7,14 +7,21 @@
 // admitted. Nothing is admitted that was not counted first: the cluster never admits more than the
 // limit. The price is under-admission: budget leased by an instance that then gets no more requests
 // from that IP is lost for the minute (at most limit/8 per instance, see README).
+// Clients are counted by group (an IPv4 address, an IPv6 /64: src/serve/client-group.ts). Memory
+// stays bounded as in rate-limit.ts: past MAX_KEYS clients in a minute, the budgets first seen
+// longest ago are dropped from memory (their counts stay in the store, which has a row per client),
+// so however many addresses appear, a new client gets a budget of its own and is never refused
+// because of the others (SPEC §18). A dropped client that comes back leases again and the store
+// tells it its true count; all it loses is what it had leased and not used.
 import type { Store } from '../model/store.js'
 import type { GuardStore } from '../model/guard-types.js'
 import type { RateDecision } from './rate-limit.js'
+import { clientGroup } from '../serve/client-group.js'
 
 const WINDOW_MS = 60_000
 const MAX_KEYS = 100_000
-/** The shared bucket's name in the store (no NUL: PostgreSQL text cannot hold one). */
-const OVERFLOW_IP = '(overflow)'
+/** Dropped at once when the table is full: one Map walk per 1,000 new clients, not per client. */
+const EVICT_BATCH = 1_000
 /** A lease used up faster than this asks for twice as much next time. */
 const LEASE_FAST_MS = 100
 /** A lease used up within this keeps its size; slower ones halve. */
@@ -43,6 +50,7 @@ export class ClusterRateLimiter {
   constructor(
     private readonly guards: GuardStore,
     private readonly now: () => number = Date.now,
+    private readonly maxKeys: number = MAX_KEYS,
   ) {}
 
   /** Counts one request of `ip` against `limit` per minute across the cluster (0 = no limit). */
@@ -54,17 +62,13 @@ export class ClusterRateLimiter {
       this.#window = window
       this.#budgets.clear()
     }
-    let counted = ip
-    let key = `${projectId}\u0000${ip}`
+    // The group has no NUL (PostgreSQL text cannot hold one); the key's NUL only separates.
+    const counted = clientGroup(ip)
+    const key = `${projectId}\u0000${counted}`
     let budget = this.#budgets.get(key)
     if (!budget) {
-      // Past MAX_KEYS clients, new ones share one budget (memory stays bounded, as in rate-limit.ts).
-      if (this.#budgets.size >= MAX_KEYS) {
-        counted = OVERFLOW_IP
-        key = `${projectId}\u0000${OVERFLOW_IP}`
-        budget = this.#budgets.get(key)
-      }
-      if (!budget) this.#budgets.set(key, (budget = { granted: 0, count: 0, leaseSize: 0, leasedAt: 0, waiting: 0, inflight: null }))
+      if (this.#budgets.size >= this.maxKeys) this.#evictOldest()
+      this.#budgets.set(key, (budget = { granted: 0, count: 0, leaseSize: 0, leasedAt: 0, waiting: 0, inflight: null }))
     }
     // The common case costs a map lookup: budget already leased.
     if (budget.granted > 0) {
@@ -108,6 +112,18 @@ export class ClusterRateLimiter {
     budget.count = count
     budget.leaseSize = size
     budget.leasedAt = this.now()
+  }
+
+  /**
+   * Drops the budgets first seen longest ago in this minute (a Map iterates in insertion order). A
+   * request still waiting on a dropped budget's lease keeps its reference and finishes normally.
+   */
+  #evictOldest(): void {
+    let left = Math.max(1, Math.min(EVICT_BATCH, Math.ceil(this.maxKeys / 100)))
+    for (const key of this.#budgets.keys()) {
+      this.#budgets.delete(key)
+      if (--left === 0) break
+    }
   }
 
   /** Number of tracked clients (for tests of the memory bound). */

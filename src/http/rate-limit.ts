@@ -1,19 +1,18 @@
 // Fixed windows (one minute by default) per project and client IP over every run route; also the
 // failed-secret throttle of the tick (short windows). Memory stays bounded:
-// a new window drops every count of the previous one, keys are IP addresses (anything else a
-// client wrote shares one bucket), and past MAX_KEYS clients the oldest keys of the minute are
-// evicted, so a flood of addresses never locks new clients out.
-import { isIP } from 'node:net'
+// a new window drops every count of the previous one, keys are client groups (an IPv4 address, an
+// IPv6 /64; anything else a client wrote shares one bucket), and past MAX_KEYS clients the oldest
+// keys of the minute are evicted, so a flood of addresses never locks new clients out.
+import { clientGroup } from '../serve/client-group.js'
 
 const WINDOW_MS = 60_000
 const MAX_KEYS = 100_000
 /** Evicted at once when the table is full: one Map walk per 1,000 new clients, not per client. */
 const EVICT_BATCH = 1_000
-const NOT_AN_ADDRESS = 'not-an-address'
 
-/** Anything that is not an IP address (junk a client wrote) shares one bucket: it is never a key. */
+/** One key per project and client group (SPEC §18: an IPv6 client is its /64). */
 function keyOf(projectId: string, ip: string): string {
-  return `${projectId}\u0000${isIP(ip) === 0 ? NOT_AN_ADDRESS : ip}`
+  return `${projectId}\u0000${clientGroup(ip)}`
 }
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number }

@@ -4,15 +4,17 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { H3 } from 'h3'
+import { clientGroup } from './client-group.js'
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1'])
 
 /**
  * Connection limits (SPEC §17 "connection exhaustion"): a client gets 10 s to send its headers and
  * 60 s for the whole request (a body limit of megabytes needs no more), an idle keep-alive
- * connection is closed after 5 s, and one address holds at most
- * CONNECTIONS_PER_IP sockets at once. Behind --trust-proxy every socket is the proxy's, so the cap
- * per address is off there (the proxy limits its clients). There is no cap of requests per
+ * connection is closed after 5 s, one client (an IPv4 address or an IPv6 /64, SPEC §18) holds at
+ * most `connectionsPerIp` sockets at once, and the server at most `maxConnections` in total (SPEC
+ * §18: many addresses must not take every socket). Behind --trust-proxy every socket is the proxy's,
+ * so the cap per client is off there (the proxy limits its clients); the total stays. There is no cap of requests per
  * connection: past Node's `maxRequestsPerSocket` a client that keeps sending on the socket (load
  * generators, pipelining clients) gets 503s from Node itself, which look like a store outage.
  */
@@ -21,13 +23,16 @@ export const SERVER_LIMITS = {
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
   connectionsPerIp: 256,
+  maxConnections: 10_000,
 } as const
 
 export interface ListenOptions {
   host: string
   port: number
-  /** Sockets one remote address may hold at once; 0 = no cap (default SERVER_LIMITS.connectionsPerIp). */
+  /** Sockets one client (address, or IPv6 /64) may hold at once; 0 = no cap (default SERVER_LIMITS.connectionsPerIp). */
   connectionsPerIp?: number
+  /** Sockets open at once in total (`serve --max-connections`); 0 = no cap (default SERVER_LIMITS.maxConnections). */
+  maxConnections?: number
 }
 
 export interface RunningServer {
@@ -85,7 +90,7 @@ export async function listenApp(app: H3, options: ListenOptions): Promise<Runnin
     autoClose: false,
   })
   const server = listener.server as Server
-  limitConnections(server, options.connectionsPerIp ?? SERVER_LIMITS.connectionsPerIp)
+  limitConnections(server, options.connectionsPerIp ?? SERVER_LIMITS.connectionsPerIp, options.maxConnections ?? SERVER_LIMITS.maxConnections)
 
   return {
     url: displayUrl(host, listener.address.port),
@@ -103,17 +108,27 @@ export async function listenApp(app: H3, options: ListenOptions): Promise<Runnin
   }
 }
 
-/** Timeouts and keep-alive limits of SERVER_LIMITS, and the per-address socket cap. */
-function limitConnections(server: Server, perIp: number): void {
+/** Timeouts and keep-alive limits of SERVER_LIMITS, the total socket cap and the per-client one. */
+function limitConnections(server: Server, perIp: number, total: number): void {
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs
   server.requestTimeout = SERVER_LIMITS.requestTimeoutMs
   server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs
-  if (perIp <= 0) return
+  // Node closes a connection past this before it becomes a Socket: the cheapest refusal there is.
+  if (total > 0) server.maxConnections = total
+  capConnectionsPerClient(server, perIp)
+}
+
+/**
+ * At most `perClient` sockets per client group (SPEC §18); past it a socket is destroyed on
+ * arrival. Exported for tests, which drive it with sockets of any address (IPv6 /64s included).
+ */
+export function capConnectionsPerClient(server: Pick<Server, 'on'>, perClient: number): void {
+  if (perClient <= 0) return
   const open = new Map<string, number>()
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? 'unknown'
+    const address = clientGroup(socket.remoteAddress ?? 'unknown')
     const count = (open.get(address) ?? 0) + 1
-    if (count > perIp) {
+    if (count > perClient) {
       // Refused before any byte is read: the connection costs nothing more.
       socket.destroy()
       return

@@ -2,15 +2,22 @@
 // each run ends, `reload` when a project reloads, `tick` after a scheduler tick. A loopback caller
 // gets every project's events; a signed-in user those of the projects they may read; anyone else
 // 401. A comment line every 25 s keeps proxies from closing an idle stream.
+// Each stream has a send buffer of at most `limits.eventBufferBytes` (SPEC §18): a client that does
+// not read is disconnected once its buffer is full, instead of the server holding every event for it.
+import type { ServerResponse } from 'node:http'
 import type { H3Event } from 'h3'
 import { httpError } from '../../errors.js'
-import { callerMay, callerOf } from '../access.js'
+import { callerMay, callerOf, type Caller } from '../access.js'
 import type { AppContext } from '../context.js'
 import type { ServerEvent } from '../../serve/events.js'
+import { DEFAULT_LIMITS } from '../../model/project.js'
 import { CHALLENGES } from '../authorization.js'
 import { countRejections } from '../rejections.js'
 
 const KEEPALIVE_MS = 25_000
+const encoder = new TextEncoder()
+/** One encoding of each event, shared by every stream that sends it (50 streams: one JSON.stringify). */
+const encoded = new WeakMap<ServerEvent, Uint8Array>()
 
 export function eventsHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
@@ -19,13 +26,47 @@ export function eventsHandler(context: AppContext) {
       countRejections(event, null)
       throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': CHALLENGES.bearer } })
     }
-    const encoder = new TextEncoder()
-    let stop = () => {}
-    const stream = new ReadableStream<Uint8Array>({
+    const nodeResponse = event.runtime?.node?.res as ServerResponse | undefined
+    return new Response(eventStream(context, caller, eventBufferLimit(context), nodeResponse), {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' },
+    })
+  }
+}
+
+/**
+ * The stream serves every project, so its buffer is the smallest `limits.eventBufferBytes` of the
+ * projects served (the default when none sets one), read when the client connects.
+ */
+function eventBufferLimit(context: AppContext): number {
+  let limit = Infinity
+  for (const entry of context.workspace.list()) limit = Math.min(limit, entry.project.settings.limits.eventBufferBytes)
+  return Number.isFinite(limit) ? limit : DEFAULT_LIMITS.eventBufferBytes
+}
+
+/**
+ * The bytes waiting for this client are the stream's queue (chunks h3 has not taken yet, counted by
+ * the byte-length strategy) plus what the Node response holds unflushed (`writableLength`); what
+ * the kernel's socket buffer took is not ours. An event into an empty buffer always goes, so one
+ * event larger than the limit does not cut off a client that reads.
+ */
+function eventStream(context: AppContext, caller: Caller, limit: number, nodeResponse: ServerResponse | undefined): ReadableStream<Uint8Array> {
+  let stop = () => {}
+  return new ReadableStream<Uint8Array>(
+    {
       start(controller) {
-        const send = (text: string) => {
+        const buffered = () => limit - (controller.desiredSize ?? 0) + (nodeResponse?.writableLength ?? 0)
+        const disconnect = () => {
+          stop()
+          // Destroying the response closes the socket; h3 then cancels this stream.
+          if (nodeResponse) nodeResponse.destroy()
+          else controller.error(new Error('event buffer full'))
+        }
+        const send = (bytes: Uint8Array) => {
+          const waiting = buffered()
+          if (waiting > 0 && waiting + bytes.byteLength > limit) return disconnect()
           try {
-            controller.enqueue(encoder.encode(text))
+            controller.enqueue(bytes)
           } catch {
             stop()
           }
@@ -33,9 +74,9 @@ export function eventsHandler(context: AppContext) {
         const unsubscribe = context.workspace.events.subscribe((serverEvent: ServerEvent) => {
           // Ticks name no project; everyone who may read something sees them.
           if (serverEvent.projectId !== null && !callerMay(caller, serverEvent.projectId, 'read')) return
-          send(`event: ${serverEvent.type}\ndata: ${JSON.stringify(serverEvent.data)}\n\n`)
+          send(encodedEvent(serverEvent))
         })
-        const keepalive = setInterval(() => send(': keepalive\n\n'), KEEPALIVE_MS)
+        const keepalive = setInterval(() => send(encoder.encode(': keepalive\n\n')), KEEPALIVE_MS)
         keepalive.unref()
         const onShutdown = () => {
           stop()
@@ -54,15 +95,21 @@ export function eventsHandler(context: AppContext) {
           context.options.signal?.removeEventListener('abort', onShutdown)
         }
         // The browser retries after 3 s when the stream drops.
-        send('retry: 3000\n: connected\n\n')
+        send(encoder.encode('retry: 3000\n: connected\n\n'))
       },
       cancel() {
         stop()
       },
-    })
-    return new Response(stream, {
-      status: 200,
-      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' },
-    })
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: limit }),
+  )
+}
+
+function encodedEvent(serverEvent: ServerEvent): Uint8Array {
+  let bytes = encoded.get(serverEvent)
+  if (!bytes) {
+    bytes = encoder.encode(`event: ${serverEvent.type}\ndata: ${JSON.stringify(serverEvent.data)}\n\n`)
+    encoded.set(serverEvent, bytes)
   }
+  return bytes
 }
