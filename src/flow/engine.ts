@@ -3,7 +3,7 @@
 import { FlowctlError } from '../errors.js'
 import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
-import type { NodeContext, NodeKind, NodeResult, SubFlowResult } from '../nodes/types.js'
+import { FinalFailure, RunBudgetSpent, type NodeContext, type NodeKind, type NodeResult, type SubFlowResult } from '../nodes/types.js'
 import type { Flow, FlowNode, Project } from '../model/project.js'
 import type { RunRecord, Store } from '../model/store.js'
 import { validateInputs } from './inputs.js'
@@ -25,6 +25,7 @@ import { capErrorList, capReason, maskedReason } from './reason.js'
 import { RunDocuments } from './run-documents.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
+import { RunBudget } from './run-budget.js'
 import type { NodeFetch, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
 
 /** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
@@ -59,6 +60,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     depth: 0,
     fetch: options.fetch ?? globalFetch,
     sleep: options.sleep ?? timerSleep,
+    budget: new RunBudget(project.settings.limits.httpCallsPerRun),
   })
 
   let ending: Ending
@@ -134,11 +136,13 @@ interface Walk {
   fetch: NodeFetch
   /** How the run waits (RunOptions.sleep); sub-flows share it. */
   sleep: RunSleep
+  /** The run's share of the event loop and its http requests; sub-flows share it (SPEC §18). */
+  budget: RunBudget
   /** What the trace step of the failing node adds: its last attempt and its sub-flow traces. */
   failedStep: { attempt: number | undefined; calls: StepContext['calls'] } | null
 }
 
-type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep'>
+type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget'>
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
 const timerSleep: RunSleep = (ms, signal) => sleepFor(ms, undefined, { signal })
@@ -165,6 +169,7 @@ function newWalk(start: WalkStart): Walk {
     depth: start.depth,
     fetch: start.fetch,
     sleep: start.sleep,
+    budget: start.budget,
     failedStep: null,
   }
 }
@@ -205,8 +210,13 @@ class StepContext implements NodeContext {
     return this.walk.stopper.signal
   }
 
+  /** The run's fetch, counting every request (redirect hops included) against limits.httpCallsPerRun. */
   get fetch(): NodeFetch {
-    return this.walk.fetch
+    const { fetch, budget } = this.walk
+    return (url, init, node) => {
+      budget.takeHttpCall()
+      return fetch(url, init, node)
+    }
   }
 
   get sleep(): RunSleep {
@@ -228,6 +238,9 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
   const flow = parent.project.flows.get(slug)
   if (!flow?.start) throw new Error(`there is no flow "${slug}" with a start node to call`)
   if (parent.depth + 1 > MAX_CALL_DEPTH) throw new Error(`flow calls nest more than ${MAX_CALL_DEPTH} deep`)
+  // Between the items of an each: give the event loop its turn, and start nothing once stopped.
+  const turn = checkpoint(parent)
+  if (turn) await turn
   const checked = validateInputs(flow, { body })
   if (!checked.ok) {
     const error = capReason(`the input for flow "${slug}" is not valid: ${capErrorList(checked.errors).join('; ')}`)
@@ -245,6 +258,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     depth: parent.depth + 1,
     fetch: parent.fetch,
     sleep: parent.sleep,
+    budget: parent.budget,
   })
   let ending: Ending
   try {
@@ -253,6 +267,8 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     // The run's own timeout or shutdown stops the caller too.
     if (error instanceof RunStopped) throw error
     ending = failure(walk, error)
+    // A spent run budget fails the caller with the same plain reason (its trace keeps the failing step).
+    if (error instanceof RunBudgetSpent) throw error
   }
   if (ending.kind === 'failed') {
     const error = capReason(`flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`)
@@ -278,13 +294,30 @@ function subFlowStopper(parent: RunStopper): RunStopper {
   }
 }
 
+/**
+ * Before each step and each sub-flow call: yields to the event loop when the run has held it long
+ * enough (so the run timeout's timer and other callers' requests get their turn), then stops the
+ * walk if the run was stopped meanwhile. Returns null (nothing to await) on most steps.
+ */
+function checkpoint(walk: Walk): Promise<void> | null {
+  const { budget, stopper } = walk
+  const turn = budget.pace()
+  if (turn)
+    return turn.then(() => {
+      if (stopper.stoppedReason) throw stopper.stoppedReason
+    })
+  if (stopper.stoppedReason) throw stopper.stoppedReason
+  return null
+}
+
 /** Executes nodes from `first` until an End node or a port with no edge. Throws when a node fails. */
 async function walkFlow(walk: Walk, first: FlowNode): Promise<Ending> {
-  const { flow, stopper } = walk
+  const { flow } = walk
   let node = first
   for (let step = 0; ; step++) {
     walk.current = node
-    if (stopper.stoppedReason) throw stopper.stoppedReason
+    const turn = checkpoint(walk)
+    if (turn) await turn
     if (step >= MAX_STEPS) throw new Error(`the run passed ${MAX_STEPS} steps; do the flow's ports form a loop?`)
     const kind = getNodeKind(node.type)
     if (!kind) throw new Error(`unknown node type "${node.type}"`)
@@ -321,7 +354,7 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
     } catch (error) {
       if (error instanceof RunStopped) throw error
       const reason = maskedReason(messageOf(error), project.secrets)
-      if (retry && attempt < attempts) {
+      if (retry && attempt < attempts && !(error instanceof FinalFailure)) {
         recordStep(walk, node, context, null, { error: reason }, attempt)
         await pause(walk, retryDelayMs(retry, attempt + 1))
         continue

@@ -1,4 +1,4 @@
-import type { NodeKind, SubFlowResult } from './types.js'
+import { FinalFailure, type NodeKind, type SubFlowResult } from './types.js'
 
 export const MAX_EACH_CONCURRENCY = 16
 
@@ -25,17 +25,29 @@ export const eachNode: NodeKind = {
     // Null (a missing list, or an expression that selected nothing) is no items.
     const items = context.resolve(settings.items) ?? []
     if (!Array.isArray(items)) throw new Error(`each needs items to be a list, but it is ${items === null ? 'null' : typeof items}`)
+    const limit = context.project.settings.limits.eachItems
+    // Checked before any item starts; more items would not make it pass, so it is not retried.
+    if (items.length > limit) throw new FinalFailure(`each: ${items.length} items exceed limits.eachItems (${limit})`)
     const slug = String(settings.flow)
     const concurrency = typeof settings.concurrency === 'number' ? Math.min(MAX_EACH_CONCURRENCY, Math.max(1, settings.concurrency)) : 1
     const results: SubFlowResult[] = Array.from({ length: items.length })
     let nextIndex = 0
+    let stopped = false
     // A small pool: each worker takes the next item until none are left; results keep the items' order.
+    // A call that throws (the run stopped, a budget spent) stops the others taking items.
     const worker = async (): Promise<void> => {
-      for (let index = nextIndex++; index < items.length; index = nextIndex++) {
-        results[index] = await context.callFlow(slug, items[index])
+      try {
+        for (let index = nextIndex++; index < items.length && !stopped; index = nextIndex++) {
+          results[index] = await context.callFlow(slug, items[index])
+        }
+      } catch (error) {
+        stopped = true
+        throw error
       }
     }
-    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(concurrency, items.length) }, worker))
+    const thrown = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
+    if (thrown) throw thrown.reason
     const failed = results.filter((result) => result.failed !== null || result.status >= 400).length
     return { output: { results: results.map(({ status, body }) => ({ status, body })), failed } }
   },

@@ -4,7 +4,7 @@ import { textOf } from '../language/resolve.js'
 import { maskSecrets, secretNamesIn } from '../language/secrets.js'
 import { AnswerTooLarge, DEFAULT_MAX_RESPONSE_BYTES, readCappedText, sendFollowingRedirects, RedirectRefused } from './http-answer.js'
 import type { FetchAnswer } from '../model/run.js'
-import type { NodeKind, SettingsProblem } from './types.js'
+import { RunBudgetSpent, type NodeKind, type SettingsProblem } from './types.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000
 
@@ -111,6 +111,8 @@ export const httpNode: NodeKind = {
       response = await sendFollowingRedirects(context.fetch, context.node, { method, url, headers, body, secretHeaders, signal })
       text = await readCappedText(response, maxBytes, signal)
     } catch (error) {
+      // The run's http budget (limits.httpCallsPerRun) is spent: its plain reason, not a network error.
+      if (error instanceof RunBudgetSpent) throw error
       if (error instanceof AnswerTooLarge || error instanceof RedirectRefused) throw new Error(`HTTP ${method} request ${error.message}`)
       throw new Error(`HTTP ${method} request ${failureReason(error, context.signal, timeoutMs)}`, { cause: error })
     }

@@ -29,6 +29,19 @@ export interface NodeContext {
   callFlow(slug: string, body: unknown): Promise<SubFlowResult>
 }
 
+/** A failure that trying again cannot mend (a list past its limit): the engine does not retry the node. */
+export class FinalFailure extends Error {
+  override name = 'FinalFailure'
+}
+
+/**
+ * The run as a whole spent a budget (`limits.httpCallsPerRun`): not retried, and a sub-flow failing
+ * with it fails its `call`/`each` node with the same reason (the run, not the item, asked for too much).
+ */
+export class RunBudgetSpent extends FinalFailure {
+  override name = 'RunBudgetSpent'
+}
+
 /** A sub-flow's answer; `failed` is the reason when its input was refused (400) or it failed (500). */
 export type SubFlowResult = { failed: null; status: number; body: unknown } | { failed: string; status: 400 | 500; body: { error: string } }
 
