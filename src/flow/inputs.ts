@@ -87,7 +87,8 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
       uncounted = last
       found = found.slice(0, -1)
     }
-    errors.push(...found)
+    // A loop, not push(...found): a list of 100,000 errors is more arguments than a call takes.
+    for (const error of found) errors.push(error)
   }
   const values: Record<string, unknown> = {}
   const validated: ValidatedInput = { path: {}, query: {}, headers: {} }

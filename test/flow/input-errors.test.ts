@@ -33,7 +33,11 @@ describe('errors of an invalid body', () => {
   it('lists 20 unexpected keys of an object with 50,000 of them', () => {
     const body = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, 1]))
     const errors = errorsOf({ type: 'object', additionalProperties: false, properties: { a: { type: 'string' } } }, body)
-    expect(errors.slice(0, 3)).toEqual(['body/k0: must NOT have additional properties', 'body/k1: must NOT have additional properties', 'body/k2: must NOT have additional properties'])
+    expect(errors.slice(0, 3)).toEqual([
+      'body/k0: must NOT have additional properties',
+      'body/k1: must NOT have additional properties',
+      'body/k2: must NOT have additional properties',
+    ])
     expect(errors).toHaveLength(21)
     expect(errors.at(-1)).toBe(MORE_ERRORS)
   })
@@ -76,7 +80,12 @@ describe('errors of an invalid body', () => {
 
   it('a valid large body still passes, defaults applied', () => {
     const flow = buildFlow('Errors', [
-      { id: 'start', type: 'start', name: 'Start', inputs: { body: { type: 'object', properties: { items: intItems.properties!.items, note: { type: 'string', default: 'n' } } } } },
+      {
+        id: 'start',
+        type: 'start',
+        name: 'Start',
+        inputs: { body: { type: 'object', properties: { items: { type: 'array', items: { type: 'integer' } }, note: { type: 'string', default: 'n' } } } },
+      },
     ])
     const result = validateInputs(flow, { body: { items: Array.from({ length: 100_000 }, (_, i) => i) } })
     expect(result.ok && result.values.note).toBe('n')
@@ -85,9 +94,18 @@ describe('errors of an invalid body', () => {
 
 describe('capErrorList with an uncounted last line', () => {
   it.each([
-    [['a', POSSIBLY_MORE_ERRORS], ['a', POSSIBLY_MORE_ERRORS]],
-    [[...Array.from({ length: 25 }, (_, i) => `e${i}`), POSSIBLY_MORE_ERRORS], [...Array.from({ length: 20 }, (_, i) => `e${i}`), MORE_ERRORS]],
-    [[...Array.from({ length: 20 }, (_, i) => `e${i}`), MORE_ERRORS], [...Array.from({ length: 20 }, (_, i) => `e${i}`), MORE_ERRORS]],
+    [
+      ['a', POSSIBLY_MORE_ERRORS],
+      ['a', POSSIBLY_MORE_ERRORS],
+    ],
+    [
+      [...Array.from({ length: 25 }, (_, i) => `e${i}`), POSSIBLY_MORE_ERRORS],
+      [...Array.from({ length: 20 }, (_, i) => `e${i}`), MORE_ERRORS],
+    ],
+    [
+      [...Array.from({ length: 20 }, (_, i) => `e${i}`), MORE_ERRORS],
+      [...Array.from({ length: 20 }, (_, i) => `e${i}`), MORE_ERRORS],
+    ],
   ])('%j → %j', (errors, listed) => {
     expect(capErrorList(errors)).toEqual(listed)
   })

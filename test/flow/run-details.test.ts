@@ -167,7 +167,14 @@ describe('stored input past limits.storedInputBytes (SPEC §18)', () => {
   it('stores a 200 KB input cut, under the limit, with the marker, and refuses to replay it', async () => {
     const project = buildProject([echo], { secrets: { KEY: SECRET } })
     const text = `${SECRET} "quoted" ünïcödé 😀 `.repeat(5000) // quotes and non-ASCII grow when escaped
-    const outcome = await runFlow({ project, flow: echo, store, trigger: 'http', method: 'POST', input: { body: { text }, query: { page: '3' }, headers: { 'x-tenant': 't1' } } })
+    const outcome = await runFlow({
+      project,
+      flow: echo,
+      store,
+      trigger: 'http',
+      method: 'POST',
+      input: { body: { text }, query: { page: '3' }, headers: { 'x-tenant': 't1' } },
+    })
     if (outcome.kind === 'invalid') throw new Error(outcome.errors.join())
     expect(outcome.kind).toBe('response')
     expect(Buffer.byteLength(JSON.stringify({ text }))).toBeGreaterThan(200_000)

@@ -71,7 +71,9 @@ function inputHtml(run: StoredRun): SafeHtml {
     parts.push(html`<h3>${location}</h3><pre>${JSON.stringify(value, null, 2)}</pre>`)
   }
   if (run.input.cut) {
-    parts.unshift(html`<p class="banner">The input was larger than <code>limits.storedInputBytes</code>; only its beginning was kept, and the run cannot be replayed.</p>`)
+    parts.unshift(
+      html`<p class="banner">The input was larger than <code>limits.storedInputBytes</code>; only its beginning was kept, and the run cannot be replayed.</p>`,
+    )
   }
   return parts.length ? html`${parts}` : html`<p class="muted">No inputs.</p>`
 }
