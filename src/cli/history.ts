@@ -123,6 +123,7 @@ function printDetails(output: Output, run: StoredRun): void {
       if (value === undefined || (location !== 'body' && Object.keys(value as object).length === 0)) continue
       output.line(`  ${location.padEnd(8)} ${JSON.stringify(value)}`)
     }
+    if (run.input.cut) output.line(output.color.yellow('  input was cut at limits.storedInputBytes (it cannot be replayed)'))
   }
   if (run.trace) {
     output.line(dim(`steps (${run.trace.steps.length}, ${run.trace.durationMs} ms)`))

@@ -92,7 +92,15 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   }
   const details =
     walk.steps && keepsDetails(keep, failed !== null)
-      ? runDetailsText({ input: checked.input, runId, durationMs, steps: walk.steps, secrets: project.secrets, traceBytes: project.settings.limits.traceBytes })
+      ? runDetailsText({
+          input: checked.input,
+          runId,
+          durationMs,
+          steps: walk.steps,
+          secrets: project.secrets,
+          traceBytes: project.settings.limits.traceBytes,
+          storedInputBytes: project.settings.limits.storedInputBytes,
+        })
       : undefined
   // Committed before the caller answers: a run whose response was sent is in history. The run's
   // inserts commit in the same transaction (one commit per run; run-documents.ts).

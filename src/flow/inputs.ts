@@ -2,15 +2,17 @@
 // Validators are compiled once per flow version; Flow objects are replaced on reload.
 // The CLI bundle (scripts/bundle-cli.mjs) inlines ajv and ajv-formats: one file instead of ~90 that
 // Node would resolve, read and wrap one by one.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../model/project.js'
 import { inputSchemaProblem } from '../project/ajv.js'
 import { patternEngine } from '../project/safe-pattern.js'
 import type { RunInput } from '../model/run.js'
+import { bodyErrors, type BodyCheck, formatErrors, type InputLocation, isViewSafe } from './input-errors.js'
+import { MORE_ERRORS, POSSIBLY_MORE_ERRORS } from './reason.js'
 import { unstorableTextErrors } from './unstorable-text.js'
 
-export type InputLocation = 'path' | 'query' | 'headers' | 'body'
+export type { InputLocation } from './input-errors.js'
 
 /** The validated inputs by location (what history stores and a replay sends again). */
 export interface ValidatedInput {
@@ -30,7 +32,7 @@ interface ParameterValidator {
 }
 
 interface BodyValidator {
-  validate: ValidateFunction
+  check: BodyCheck
   /** useDefaults writes into the data: clone first when the schema has defaults (callers' objects stay untouched). */
   hasDefaults: boolean
 }
@@ -48,17 +50,21 @@ interface CompiledInputs {
 // `strict: false`: a user's unknown keyword (x-…) is ignored, never fatal. Parameters arrive as text,
 // so they are coerced ('array' also wraps a single value for an array-typed property); the body is not.
 // `pattern`s run on RE2 (linear time), so no input can make validation backtrack for seconds.
-const parameterAjv = createAjv(true)
-const bodyAjv = createAjv(false)
+// A body is checked first by a validator that stops at its first error, and only an invalid one
+// again with every error (input-errors.ts: a huge invalid body must stay cheap to reject).
+const parameterAjv = createAjv(true, true)
+const formFirstAjv = createAjv(true, false)
+const bodyAjv = createAjv(false, true)
+const bodyFirstAjv = createAjv(false, false)
 
 // `validateSchema: false`: compileSchema checks each schema with the loader's precompiled meta-schema
 // check instead; ajv's own check compiled the draft-07 meta-schema once per instance, which was half of
 // the compile time of a project's input schemas (~35 ms of `flowctl test` on the example).
-function createAjv(coerce: boolean): Ajv {
+function createAjv(coerce: boolean, allErrors: boolean): Ajv {
   const ajv = new Ajv({
     coerceTypes: coerce ? 'array' : false,
     useDefaults: true,
-    allErrors: true,
+    allErrors,
     strict: false,
     validateSchema: false,
     code: { regExp: patternEngine },
@@ -73,6 +79,17 @@ const compiledByFlow = new WeakMap<Flow, CompiledInputs>()
 export function validateInputs(flow: Flow, input: RunInput): InputsResult {
   const compiled = compiledInputsOf(flow)
   const errors: string[] = []
+  // The uncounted last line of a large invalid body's errors, put back after the other errors.
+  let uncounted: string | undefined
+  const addBodyErrors = (found: string[]) => {
+    const last = found.at(-1)
+    if (last === MORE_ERRORS || last === POSSIBLY_MORE_ERRORS) {
+      uncounted = last
+      found = found.slice(0, -1)
+    }
+    // A loop, not push(...found): a list of 100,000 errors is more arguments than a call takes.
+    for (const error of found) errors.push(error)
+  }
   const values: Record<string, unknown> = {}
   const validated: ValidatedInput = { path: {}, query: {}, headers: {} }
 
@@ -84,22 +101,23 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
   if (bodyType === 'text') {
     // The text is one input, start.body; undefined (no body) is checked as an empty text.
     const text = input.body === undefined ? '' : input.body
-    if (compiled.body && !compiled.body.validate(text)) collectErrors('body', compiled.body.validate.errors, errors)
+    const found = compiled.body ? bodyErrors(compiled.body.check, text) : []
+    if (found.length) addBodyErrors(found)
     else values.body = text
   } else if (bodyType === 'form' && input.body !== undefined) {
     const form = formValidatorOf(compiled)
     const body = structuredClone(input.body) // coercion and defaults write into the data
-    if (!form) Object.assign(values, body)
-    else if (form.validate(body)) Object.assign(values, body)
-    else collectErrors('body', form.validate.errors, errors)
+    const found = form ? bodyErrors(form.check, body) : []
+    if (found.length) addBodyErrors(found)
+    else Object.assign(values, body)
   } else if (compiled.body) {
     let body = input.body === undefined ? {} : input.body
     if (compiled.body.hasDefaults && typeof body === 'object' && body !== null) body = structuredClone(body)
-    if (compiled.body.validate(body)) {
+    const found = bodyErrors(compiled.body.check, body)
+    if (found.length) addBodyErrors(found)
+    else {
       validated.body = body
       if (isPlainObject(body)) Object.assign(values, body)
-    } else {
-      collectErrors('body', compiled.body.validate.errors, errors)
     }
   }
 
@@ -108,10 +126,11 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
     if (parameter.validate(data)) {
       Object.assign(values, data)
       validated[parameter.location] = data
-    } else collectErrors(parameter.location, parameter.validate.errors, errors)
+    } else errors.push(...formatErrors(parameter.location, parameter.validate.errors))
   }
 
-  return errors.length ? { ok: false, errors: [...new Set(errors)] } : { ok: true, values, input: validated }
+  if (!errors.length) return { ok: true, values, input: validated }
+  return { ok: false, errors: uncounted ? [...new Set(errors), uncounted] : [...new Set(errors)] }
 }
 
 function unstorableInputErrors(input: RunInput): string[] {
@@ -152,7 +171,7 @@ function compileInputs(inputs: StartInputs, flowAccept: readonly BodyType[]): Co
       })),
     })
   }
-  const body = inputs.body ? { validate: compileSchema(bodyAjv, inputs.body), hasDefaults: hasDefaultKeyword(inputs.body) } : null
+  const body = inputs.body ? { check: bodyCheck(bodyFirstAjv, bodyAjv, inputs.body), hasDefaults: hasDefaultKeyword(inputs.body) } : null
   const textOnly = flowAccept.length === 1 && flowAccept[0] === 'text'
   return { parameters, body, textOnly, bodySchema: inputs.body }
 }
@@ -160,9 +179,15 @@ function compileInputs(inputs: StartInputs, flowAccept: readonly BodyType[]): Co
 /** Form fields arrive as text: the body schema compiled with query-style coercion, once. */
 function formValidatorOf(compiled: CompiledInputs): BodyValidator | null {
   if (compiled.formBody === undefined) {
-    compiled.formBody = compiled.bodySchema ? { validate: compileSchema(parameterAjv, compiled.bodySchema), hasDefaults: true } : null
+    compiled.formBody = compiled.bodySchema ? { check: bodyCheck(formFirstAjv, parameterAjv, compiled.bodySchema), hasDefaults: true } : null
   }
   return compiled.formBody
+}
+
+/** The two validators of a body schema: the first-error one now, the every-error one when first needed. */
+function bodyCheck(firstAjv: Ajv, allAjv: Ajv, schema: JsonSchema): BodyCheck {
+  let all: ValidateFunction | undefined
+  return { first: compileSchema(firstAjv, schema), all: () => (all ??= compileSchema(allAjv, schema)), viewSafe: isViewSafe(schema) }
 }
 
 /** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there.
@@ -194,28 +219,6 @@ function pickParameters(parameter: ParameterValidator, input: RunInput): Record<
 }
 
 const BOOLEAN_TEXT: Record<string, string> = { '1': 'true', '0': 'false' }
-
-function collectErrors(location: InputLocation, found: ErrorObject[] | null | undefined, into: string[]): void {
-  for (const error of found ?? []) into.push(`${location}${pointerOf(error)}: ${error.message ?? 'is invalid'}`)
-}
-
-/** Where the problem is: for a missing or unexpected property, the property itself. */
-function pointerOf(error: ErrorObject): string {
-  const params = error.params as Record<string, unknown>
-  const property =
-    error.keyword === 'required'
-      ? params.missingProperty
-      : error.keyword === 'additionalProperties'
-        ? params.additionalProperty
-        : error.keyword === 'dependentRequired' || error.keyword === 'dependencies'
-          ? params.missingProperty
-          : undefined
-  return typeof property === 'string' ? `${error.instancePath}/${escapePointer(property)}` : error.instancePath
-}
-
-function escapePointer(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1')
-}
 
 function propertiesOf(schema: JsonSchema): Record<string, unknown> {
   const properties = schema.properties

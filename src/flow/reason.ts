@@ -37,7 +37,20 @@ export function capReason(reason: string, fullLength = reason.length): string {
 export const MAX_LISTED_ERRORS = 20
 const MAX_ERROR_CHARS = 500
 
+/**
+ * The last line of an error list that could not be counted (a large invalid body, src/flow/input-errors.ts):
+ * more errors were found than are listed, or the part of the body not checked may hold more.
+ */
+export const MORE_ERRORS = '… and more'
+export const POSSIBLY_MORE_ERRORS = '… and possibly more'
+
 export function capErrorList(errors: readonly string[]): string[] {
+  const last = errors.at(-1)
+  if (last === MORE_ERRORS || last === POSSIBLY_MORE_ERRORS) {
+    const counted = capErrorList(errors.slice(0, -1))
+    // Past the cap the listed ones already end with `… and N more`; uncounted, that is `… and more`.
+    return counted.length > MAX_LISTED_ERRORS ? [...counted.slice(0, -1), MORE_ERRORS] : [...counted, last]
+  }
   const listed = errors.slice(0, MAX_LISTED_ERRORS).map((error) => (error.length > MAX_ERROR_CHARS ? `${error.slice(0, MAX_ERROR_CHARS - 1)}…` : error))
   if (errors.length > MAX_LISTED_ERRORS) listed.push(`… and ${errors.length - MAX_LISTED_ERRORS} more`)
   return listed

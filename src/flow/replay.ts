@@ -9,7 +9,7 @@ import type { RunInput, RunOutcome } from '../model/run.js'
 /** The codes `replayRun` throws for a run that cannot be replayed; their messages say why and may be shown. */
 const REPLAY_REFUSALS: ReadonlySet<string> = new Set(['RUN_NOT_FOUND', 'FLOW_NOT_FOUND', 'REPLAY_UNAVAILABLE'])
 
-/** Whether `error` is a refusal of `replayRun` (no such run, its flow removed, no input kept) rather than a failure. */
+/** Whether `error` is a refusal of `replayRun` (no such run, its flow removed, no input kept or a cut one) rather than a failure. */
 export function isReplayRefusal(error: unknown): error is FlowctlError {
   return error instanceof FlowctlError && REPLAY_REFUSALS.has(error.code)
 }
@@ -42,6 +42,12 @@ export async function replayRun(options: ReplayOptions): Promise<Replay> {
     throw new FlowctlError(
       'REPLAY_UNAVAILABLE',
       `run ${runId} kept no input (history.keep is "${project.settings.history.keep}", or the run is older than stored inputs), so it cannot be replayed`,
+    )
+  }
+  if (original.input.cut) {
+    throw new FlowctlError(
+      'REPLAY_UNAVAILABLE',
+      `run ${runId} had an input larger than limits.storedInputBytes, so history kept only its beginning and it cannot be replayed`,
     )
   }
   const outcome = await runFlow({

@@ -1,6 +1,6 @@
 // What history keeps of a run beside its record (SPEC §14): the validated input and the trace, as
-// JSON text made once here, with secrets shown as `***` and step outputs capped at
-// `limits.traceBytes` per run. The stores write the text as it is.
+// JSON text made once here, with secrets shown as `***`, step outputs capped at `limits.traceBytes`
+// per run and the input at `limits.storedInputBytes` (SPEC §18). The stores write the text as it is.
 import type { HistoryKeep, Secrets } from '../model/project.js'
 import type { RunDetailsText } from '../model/store.js'
 import type { ValidatedInput } from './inputs.js'
@@ -17,8 +17,15 @@ export function cutMarker(traceBytes: number): string {
   return `[cut: this run's trace passed limits.traceBytes (${traceBytes} bytes)]`
 }
 
+/** What replaces the end of an input past `limits.storedInputBytes` (a prefix of its JSON stays before it). */
+export function inputCutMarker(storedInputBytes: number): string {
+  return `[cut: this run's input passed limits.storedInputBytes (${storedInputBytes} bytes)]`
+}
+
 export interface DetailsSource {
   input: ValidatedInput | null
+  /** The cap of the stored input's JSON, in bytes (`limits.storedInputBytes`). */
+  storedInputBytes: number
   runId: string
   durationMs: number
   /** Steps with their raw outputs (not masked yet). */
@@ -29,11 +36,47 @@ export interface DetailsSource {
 
 export function runDetailsText(source: DetailsSource): RunDetailsText {
   const { secrets } = source
-  const input = source.input === null ? null : maskedJson(source.input, secrets)
+  const input = source.input === null ? null : storedInputText(source.input, secrets, source.storedInputBytes)
   const state = { budget: source.traceBytes, cut: false, traceBytes: source.traceBytes, secrets }
   const steps = stepsJson(source.steps, state)
   const trace = `{"runId":${JSON.stringify(source.runId)},"durationMs":${source.durationMs},"steps":${steps},"cut":${state.cut}}`
   return { input, trace }
+}
+
+/**
+ * The input's JSON, or when it is longer than `limitBytes`, a record of the same shape whose body is
+ * a prefix of the body's JSON (as text) ending with the marker, and `cut: true` (replay refuses it).
+ * Path, query and header values stay as they are when they fit in half the cap; otherwise the
+ * prefix is of the whole input's JSON and they are left empty. The result is never over the cap.
+ */
+export function storedInputText(input: ValidatedInput, secrets: Secrets, limitBytes: number): string {
+  const whole = maskedJson(input, secrets)
+  if (whole.length <= limitBytes && Buffer.byteLength(whole) <= limitBytes) return whole
+  const parameters = `"path":${maskedJson(input.path, secrets)},"query":${maskedJson(input.query, secrets)},"headers":${maskedJson(input.headers, secrets)}`
+  const keepParameters = Buffer.byteLength(parameters) <= limitBytes / 2
+  const shown = keepParameters ? (input.body === undefined ? 'null' : maskedJson(input.body, secrets)) : whole
+  const rest = keepParameters ? parameters : '"path":{},"query":{},"headers":{}'
+  const frame = `{"body":,${rest},"cut":true}`
+  const body = cutJsonString(shown, limitBytes - Buffer.byteLength(frame), inputCutMarker(limitBytes))
+  return `{"body":${body},${rest},"cut":true}`
+}
+
+/**
+ * A JSON string literal of at most `budgetBytes`: a prefix of `text`, then `… marker`. Escaping can
+ * make the literal longer than the prefix, so the prefix shrinks until it fits (two or three tries).
+ */
+function cutJsonString(text: string, budgetBytes: number, marker: string): string {
+  let chars = Math.min(text.length, Math.max(0, budgetBytes))
+  for (;;) {
+    // Never end on the first half of a surrogate pair: a lone half cannot be stored (PostgreSQL).
+    const code = text.charCodeAt(chars - 1)
+    const end = code >= 0xd800 && code <= 0xdbff ? chars - 1 : chars
+    const literal = JSON.stringify(`${text.slice(0, end)}… ${marker}`)
+    const bytes = Buffer.byteLength(literal)
+    if (bytes <= budgetBytes || end <= 0) return literal
+    chars = Math.min(end - 1, Math.floor((end * budgetBytes) / bytes) - 8)
+    if (chars < 0) chars = 0
+  }
 }
 
 interface CapState {

@@ -46,6 +46,9 @@ export interface StoredInput {
   path: Record<string, unknown>
   query: Record<string, unknown>
   headers: Record<string, unknown>
+  /** Present when the input was longer than `limits.storedInputBytes`: `body` is then a prefix of
+   *  its JSON ending with a marker, and the run cannot be replayed (SPEC §18). */
+  cut?: true
 }
 
 /** One step of a run: the node, the port it took, its time and its output (secrets as `***`). */

@@ -1,9 +1,10 @@
 // What history keeps of a run (SPEC §14): input and trace per `history.keep`, outputs capped at
-// `limits.traceBytes` with a marker, secrets as `***`, replayOf; and replay itself.
+// `limits.traceBytes` and the input at `limits.storedInputBytes` (SPEC §18) with a marker, secrets
+// as `***`, replayOf; and replay itself (refused for a cut input).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFlow } from '../../src/flow/engine.js'
 import { replayRun } from '../../src/flow/replay.js'
-import { cutMarker } from '../../src/flow/run-details.js'
+import { cutMarker, inputCutMarker, storedInputText } from '../../src/flow/run-details.js'
 import type { HistoryKeep } from '../../src/model/project.js'
 import { openSqliteStore } from '../../src/store/sqlite.js'
 import type { Store } from '../../src/model/store.js'
@@ -139,6 +140,7 @@ describe('stored trace of retries and sub-flows', () => {
       durationMs: 3,
       secrets,
       traceBytes: 65536,
+      storedInputBytes: 65536,
       steps: [
         { nodeId: 'lookup', type: 'http', name: 'Lookup', port: 'out', durationMs: 1, output: { status: 503 }, attempt: 1 },
         {
@@ -156,5 +158,61 @@ describe('stored trace of retries and sub-flows', () => {
     expect(trace.steps[0]).toMatchObject({ nodeId: 'lookup', attempt: 1 })
     expect(trace.steps[1]).toMatchObject({ nodeId: 'sub', calls: [{ flow: 'quote', steps: [{ nodeId: 'price', output: { token: '***' } }] }] })
     expect(details.trace).not.toContain(SECRET)
+  })
+})
+
+describe('stored input past limits.storedInputBytes (SPEC §18)', () => {
+  const LIMIT = 65_536
+
+  it('stores a 200 KB input cut, under the limit, with the marker, and refuses to replay it', async () => {
+    const project = buildProject([echo], { secrets: { KEY: SECRET } })
+    const text = `${SECRET} "quoted" ünïcödé 😀 `.repeat(5000) // quotes and non-ASCII grow when escaped
+    const outcome = await runFlow({
+      project,
+      flow: echo,
+      store,
+      trigger: 'http',
+      method: 'POST',
+      input: { body: { text }, query: { page: '3' }, headers: { 'x-tenant': 't1' } },
+    })
+    if (outcome.kind === 'invalid') throw new Error(outcome.errors.join())
+    expect(outcome.kind).toBe('response')
+    expect(Buffer.byteLength(JSON.stringify({ text }))).toBeGreaterThan(200_000)
+    const row = await store.getRun('test', outcome.runId)
+    expect(Buffer.byteLength(JSON.stringify(row!.input))).toBeLessThanOrEqual(LIMIT)
+    expect(row!.input).toMatchObject({ cut: true, path: {}, query: { page: 3 }, headers: { 'x-tenant': 't1' } })
+    const body = row!.input!.body as string
+    expect(body.startsWith(`{"text":"*** \\"quoted\\" ünïcödé 😀 `)).toBe(true)
+    expect(body.endsWith(`… ${inputCutMarker(LIMIT)}`)).toBe(true)
+    expect(JSON.stringify(row)).not.toContain(SECRET)
+    await expect(replayRun({ project, store, runId: outcome.runId, trigger: 'cli' })).rejects.toMatchObject({
+      code: 'REPLAY_UNAVAILABLE',
+      message: expect.stringContaining('limits.storedInputBytes'),
+    })
+  })
+
+  it('stores a small input whole, without a cut flag', async () => {
+    const { stored } = await runEcho('all', { text: 'y'.repeat(60_000) })
+    expect(stored.input).toEqual({ body: { text: 'y'.repeat(60_000) }, path: {}, query: { page: 3 }, headers: { 'x-tenant': 't1' } })
+  })
+
+  it.each([1024, 4096, LIMIT])('never goes over the limit (%i bytes), whatever the text', (limit) => {
+    for (const unit of ['a', '"', '\\', '\u0001', 'é', '😀', '"😀\\']) {
+      const input = { body: { text: unit.repeat(limit) }, path: {}, query: {}, headers: {} }
+      const text = storedInputText(input, new Map(), limit)
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(limit)
+      const parsed = JSON.parse(text) as { body: string; cut: boolean }
+      expect(parsed.cut).toBe(true)
+      expect(parsed.body.endsWith(inputCutMarker(limit))).toBe(true)
+      expect(parsed.body.length).toBeGreaterThan(limit / 8) // a useful prefix, not only the marker
+      expect(parsed.body).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/) // no half of a surrogate pair
+    }
+  })
+
+  it('cuts the whole input when its path, query and header values alone take over half the limit', () => {
+    const input = { body: { a: 1 }, path: {}, query: { q: 'x'.repeat(5000) }, headers: {} }
+    const parsed = JSON.parse(storedInputText(input, new Map(), 4096)) as Record<string, unknown>
+    expect(parsed).toMatchObject({ path: {}, query: {}, headers: {}, cut: true })
+    expect(String(parsed.body)).toMatch(/"q":"x+… \[cut: /)
   })
 })

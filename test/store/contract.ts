@@ -3,6 +3,7 @@
 // (another `serve` instance, a crontab `tick`).
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { storedInputText } from '../../src/flow/run-details.js'
 import type { RunDocument, RunRecord, Store } from '../../src/model/store.js'
 import { describeDocumentsContract } from './documents-contract.js'
 
@@ -97,6 +98,18 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(listed[0]).toStrictEqual(replay)
         expect(Object.keys(listed[0]!)).not.toContain('trace')
         expect((await store.getRun(projectId, first.id))?.replayOf).toBeNull()
+      })
+
+      it('keeps an input cut at limits.storedInputBytes as written (SPEC §18)', async () => {
+        const projectId = freshProject()
+        const run = makeRun(projectId)
+        const body = { text: `"quoted" ünïcödé 😀 ${'x'.repeat(200_000)}` }
+        const text = storedInputText({ body, path: { id: 7 }, query: {}, headers: {} }, new Map(), 65_536)
+        await store.recordRun(run, 100, { input: text, trace: null })
+        const stored = await store.getRun(projectId, run.id)
+        expect(stored?.input).toStrictEqual(JSON.parse(text))
+        expect(stored?.input).toMatchObject({ cut: true, path: { id: 7 } })
+        expect(String(stored?.input?.body)).toMatch(/^\{"text":"\\"quoted\\" ünïcödé 😀 x+… \[cut: /)
       })
 
       it('finds no run under another project or an unknown id', async () => {

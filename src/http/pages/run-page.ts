@@ -54,6 +54,7 @@ function replayForm(data: RunPageData): SafeHtml {
   const { run, project } = data
   if (!data.canRun) return html`<p class="muted">Replaying needs the editor or owner role.</p>`
   if (!run.input) return html`<p class="muted">This run kept no input, so it cannot be replayed.</p>`
+  if (run.input.cut) return html`<p class="muted">This run's input was cut when it was stored, so it cannot be replayed.</p>`
   if (!data.flow) return html`<p class="muted">The flow no longer exists, so the run cannot be replayed.</p>`
   const action = `/runs/${encodeURIComponent(project.settings.projectId)}/${encodeURIComponent(run.id)}/replay`
   return html`<form method="post" action="${action}"><button type="submit" id="replay">Replay this run</button></form>
@@ -68,6 +69,11 @@ function inputHtml(run: StoredRun): SafeHtml {
     if (value === undefined) continue
     if (location !== 'body' && Object.keys(value as object).length === 0) continue
     parts.push(html`<h3>${location}</h3><pre>${JSON.stringify(value, null, 2)}</pre>`)
+  }
+  if (run.input.cut) {
+    parts.unshift(
+      html`<p class="banner">The input was larger than <code>limits.storedInputBytes</code>; only its beginning was kept, and the run cannot be replayed.</p>`,
+    )
   }
   return parts.length ? html`${parts}` : html`<p class="muted">No inputs.</p>`
 }
