@@ -1,6 +1,8 @@
 // The background workers of async runs (SPEC §12, `respond: async`) in one `serve` process: per
 // project, up to `limits.asyncConcurrency` runs at once, claimed from the store's durable queue
-// (src/model/async-runs.ts). A worker claims with a fresh token and a lease it renews every third
+// (src/model/async-runs.ts). Each claim is fair across flows (SPEC §18, pickFairly): a freed worker
+// goes to the flow with the fewest runs under way, so one flow's backlog holds another flow's run
+// back for at most the time one of its runs takes to finish, however long the backlog. A worker claims with a fresh token and a lease it renews every third
 // of the lease, so the runs of an instance that was SIGKILLed are claimed again by any instance once
 // their lease runs out. Each run goes through the one engine with the id its 202 named; its history
 // record, its inserts and its queue row's completion commit in one transaction, so it is recorded

@@ -63,6 +63,43 @@ export function claimedRuns(rows: ClaimedAsyncRow[]): ClaimedAsyncRun[] {
     .sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0))
 }
 
+/** A run a claim could take: queued, or running with a lease that ran out. */
+export interface AsyncCandidate {
+  id: string
+  flow: string
+  /** Canonical ISO text, so text order is time order. */
+  receivedAt: string
+}
+
+/**
+ * Which candidates a claim takes, fairly across flows (SPEC §18, "Async fairness"): round-robin
+ * across flows, oldest first within a flow. A flow's nth oldest candidate gets turn `busy + n`, where
+ * `busy` is how many of its runs are running now (on any instance), then turns are served in order
+ * and, within a turn, the oldest run first. So a flow with a backlog and its workers already busy
+ * comes after a flow with nothing running, and a batch claim alternates between flows instead of
+ * emptying the oldest backlog first.
+ */
+export function pickFairly(candidates: readonly AsyncCandidate[], busy: ReadonlyMap<string, number>, limit: number): string[] {
+  const byFlow = new Map<string, AsyncCandidate[]>()
+  for (const candidate of candidates) {
+    const list = byFlow.get(candidate.flow)
+    if (list) list.push(candidate)
+    else byFlow.set(candidate.flow, [candidate])
+  }
+  const turns: { turn: number; candidate: AsyncCandidate }[] = []
+  for (const [flow, list] of byFlow) {
+    list.sort(byAge)
+    const first = busy.get(flow) ?? 0
+    for (let n = 0; n < Math.min(limit, list.length); n++) turns.push({ turn: first + n, candidate: list[n]! })
+  }
+  turns.sort((a, b) => a.turn - b.turn || byAge(a.candidate, b.candidate))
+  return turns.slice(0, Math.max(0, Math.floor(limit))).map(({ candidate }) => candidate.id)
+}
+
+function byAge(a: AsyncCandidate, b: AsyncCandidate): number {
+  return a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+}
+
 export type AsyncRunStatus = 'queued' | 'running' | 'success' | 'error'
 
 /** The answer of `GET /api/result/<projectId>/<runId>`, plus the flow (its Start decides the auth). */

@@ -218,7 +218,10 @@ export interface Store {
   // Async runs (SPEC §12, async-runs.ts).
   /** Commits a queued run (resolves once committed; the 202 is sent after). */
   enqueueAsyncRun(run: NewAsyncRun): Promise<void>
-  /** Claims queued runs, and runs whose lease ran out, oldest first; each row goes to one caller only. */
+  /**
+   * Claims queued runs, and runs whose lease ran out: round-robin across flows, oldest first within a
+   * flow (pickFairly, SPEC §18); each row goes to one caller only.
+   */
   claimAsyncRuns(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]>
   /** Extends to now + leaseMs the lease of every running row claimed with one of `tokens`. */
   renewAsyncClaims(tokens: string[], leaseMs: number): Promise<void>

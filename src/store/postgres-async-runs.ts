@@ -1,6 +1,9 @@
-// The async-run queue in PostgreSQL (SPEC §12, async-runs.ts). Any instance takes queued work:
-// claims select with `FOR UPDATE SKIP LOCKED`, so concurrent claimers pass over each other's rows
-// instead of waiting or taking them twice. Enqueues and finishes are group-committed like runs
+// The async-run queue in PostgreSQL (SPEC §12, async-runs.ts). Any instance takes queued work.
+// A claim is two statements: one read of each flow's oldest candidates and how many of its runs
+// are running (on every instance), from which pickFairly chooses round-robin across flows (SPEC
+// §18); then an UPDATE of the chosen rows that locks them with `FOR UPDATE SKIP LOCKED` and checks
+// again that each is still claimable, so concurrent claimers pass over each other's rows instead of
+// waiting or taking them twice (exactly once, whatever the read saw). Enqueues and finishes are group-committed like runs
 // (one statement per batch). A finish is one statement too: the UPDATE of the queue rows still
 // claimed with the worker's token and the INSERT of exactly those runs' records, so the record
 // and the completion commit together, and a stale token writes neither. Leases use the server's
@@ -8,6 +11,7 @@
 import {
   AsyncClaimLost,
   claimedRuns,
+  pickFairly,
   type AsyncRunCompletion,
   type AsyncRunState,
   type ClaimedAsyncRun,
@@ -18,17 +22,46 @@ import { insertDocumentsCte, pushDocumentColumns, type PgDocumentRow } from './p
 import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from './rows.js'
 import { AsyncPruneSchedule } from './retention.js'
 
+interface PgClaimedRow extends Record<string, unknown> {
+  id: string
+  project_id: string
+  flow: string
+  method: string
+  input: string
+  received_at: Date
+  attempts: number
+  claim_token: string
+}
+
 type Query = <Row extends Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 
 export const ASYNC_SQL = {
   enqueue: `INSERT INTO async_runs (id, project_id, flow, method, input, received_at)
     SELECT q.id, q.project_id, q.flow, q.method, q.input, q.received_at::timestamptz
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS q(id, project_id, flow, method, input, received_at)`,
+  // The flows with waiting runs are walked one index seek at a time (a loose index scan), and per
+  // flow its running count and oldest candidates are index ranges: no scan of a flow's backlog.
+  candidates: `WITH RECURSIVE flows(flow) AS (
+      (SELECT flow FROM async_runs WHERE project_id = $1 AND status IN ('queued', 'running') ORDER BY flow LIMIT 1)
+      UNION ALL
+      SELECT (SELECT a.flow FROM async_runs a WHERE a.project_id = $1 AND a.status IN ('queued', 'running') AND a.flow > f.flow ORDER BY a.flow LIMIT 1)
+      FROM flows f WHERE f.flow IS NOT NULL
+    )
+    SELECT c.id, c.flow, c.received_at, b.busy
+    FROM flows f
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS busy FROM async_runs WHERE project_id = $1 AND flow = f.flow AND status = 'running' AND lease_until >= now()
+    ) b
+    CROSS JOIN LATERAL (
+      (SELECT id, flow, received_at FROM async_runs WHERE project_id = $1 AND flow = f.flow AND status = 'queued' ORDER BY received_at, id LIMIT $2)
+      UNION ALL
+      (SELECT id, flow, received_at FROM async_runs WHERE project_id = $1 AND flow = f.flow AND status = 'running' AND lease_until < now())
+    ) c
+    WHERE f.flow IS NOT NULL`,
   claim: `UPDATE async_runs SET status = 'running', claim_token = $2, lease_until = now() + $3::int * interval '1 millisecond', attempts = attempts + 1
     WHERE id IN (
       SELECT id FROM async_runs
-      WHERE project_id = $1 AND status IN ('queued', 'running') AND (status = 'queued' OR lease_until < now())
-      ORDER BY received_at, id LIMIT $4
+      WHERE id = ANY($4::text[]) AND project_id = $1 AND status IN ('queued', 'running') AND (status = 'queued' OR lease_until < now())
       FOR UPDATE SKIP LOCKED
     )
     RETURNING id, project_id, flow, method, input, received_at, attempts, claim_token`,
@@ -77,18 +110,32 @@ export class PostgresAsyncQueue {
 
   async claim(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]> {
     await this.pruneFinished(projectId)
-    if (options.limit < 1) return []
-    const { rows } = await this.query<{
-      id: string
-      project_id: string
-      flow: string
-      method: string
-      input: string
-      received_at: Date
-      attempts: number
-      claim_token: string
-    }>('flowctl_async_claim', ASYNC_SQL.claim, [projectId, options.token, Math.ceil(options.leaseMs), Math.floor(options.limit)])
-    return claimedRuns(rows.map((row) => ({ ...row, received_at: row.received_at.toISOString() })))
+    const claimed: ClaimedAsyncRun[] = []
+    // A second pass only when another instance took some of the rows this one picked meanwhile.
+    for (let pass = 0; pass < 2 && claimed.length < Math.floor(options.limit); pass++) {
+      const ids = await this.pick(projectId, Math.floor(options.limit) - claimed.length)
+      if (ids.length === 0) break
+      const { rows } = await this.query<PgClaimedRow>('flowctl_async_claim', ASYNC_SQL.claim, [projectId, options.token, Math.ceil(options.leaseMs), ids])
+      claimed.push(...claimedRuns(rows.map((row) => ({ ...row, received_at: row.received_at.toISOString() }))))
+      if (rows.length === ids.length) break
+    }
+    return claimed
+  }
+
+  /** The ids a claim of at most `limit` runs takes now (pickFairly over every flow's oldest candidates). */
+  private async pick(projectId: string, limit: number): Promise<string[]> {
+    if (limit < 1) return []
+    const { rows } = await this.query<{ id: string; flow: string; received_at: Date; busy: number }>('flowctl_async_candidates', ASYNC_SQL.candidates, [
+      projectId,
+      limit,
+    ])
+    if (rows.length === 0) return []
+    const busy = new Map(rows.map((row) => [row.flow, row.busy]))
+    return pickFairly(
+      rows.map((row) => ({ id: row.id, flow: row.flow, receivedAt: row.received_at.toISOString() })),
+      busy,
+      limit,
+    )
   }
 
   async renew(tokens: string[], leaseMs: number): Promise<void> {

@@ -1,11 +1,23 @@
 // The async-run queue in SQLite (SPEC §12, async-runs.ts). Enqueueing and finishing ride in the
 // group commit (sqlite-commit.ts), so a 202 costs one row in a shared transaction and a finished
-// run's record and queue row commit together. Claims are one UPDATE ... RETURNING on the main
-// connection: SQLite holds the write lock for the statement, so processes sharing the file each get
-// distinct rows. A cheap read first tells whether there is anything to claim, so idle polling never
-// takes the write lock.
+// run's record and queue row commit together. A claim is one BEGIN IMMEDIATE transaction on the
+// main connection: it reads each flow's oldest candidates and how many of each flow's runs are
+// running, picks fairly across flows (pickFairly), and marks the picked rows claimed; holding the
+// write lock throughout, processes sharing the file each get distinct rows. A cheap read first
+// tells whether there is anything to claim, so idle polling never takes the write lock. Every read
+// is a range of the (project_id, status, flow, received_at) index: a claim costs a few index seeks
+// per flow with queued runs, not a scan of the backlog.
 import type Database from 'better-sqlite3'
-import { AsyncClaimLost, claimedRuns, type AsyncRunState, type ClaimedAsyncRow, type ClaimedAsyncRun, type ClaimOptions } from '../model/async-runs.js'
+import {
+  AsyncClaimLost,
+  claimedRuns,
+  pickFairly,
+  type AsyncCandidate,
+  type AsyncRunState,
+  type ClaimedAsyncRow,
+  type ClaimedAsyncRun,
+  type ClaimOptions,
+} from '../model/async-runs.js'
 import { AsyncPruneSchedule } from './retention.js'
 
 /** Column order of an enqueued row (the values of a `async-queued` write). */
@@ -33,10 +45,21 @@ export class SqliteAsyncWrites {
   }
 }
 
+interface CandidateRow {
+  id: string
+  flow: string
+  received_at: string
+}
+
 /** Claims, renewals, releases and reads on the store's main connection. */
 export class SqliteAsyncQueue {
   private readonly due: Database.Statement
+  private readonly queuedFlows: Database.Statement
+  private readonly queuedOfFlow: Database.Statement
+  private readonly expired: Database.Statement
+  private readonly busy: Database.Statement
   private readonly claim: Database.Statement
+  private readonly claimFairly: (projectId: string, options: ClaimOptions, now: number) => ClaimedAsyncRow[]
   private readonly renew: Database.Statement
   private readonly release: Database.Statement
   private readonly get: Database.Statement
@@ -46,13 +69,27 @@ export class SqliteAsyncQueue {
   constructor(db: Database.Database) {
     this.due = db.prepare(`SELECT EXISTS (SELECT 1 FROM async_runs WHERE project_id = ? AND status = 'queued')
       OR EXISTS (SELECT 1 FROM async_runs WHERE project_id = ? AND status = 'running' AND lease_until < ?) AS due`)
-    this.claim = db.prepare(`UPDATE async_runs SET status = 'running', claim_token = @token, lease_until = @until, attempts = attempts + 1
-      WHERE id IN (
-        SELECT id FROM async_runs
-        WHERE project_id = @project AND (status = 'queued' OR (status = 'running' AND lease_until < @now))
-        ORDER BY received_at, id LIMIT @limit
+    // The project's flows with queued runs, one index seek each (a loose index scan).
+    this.queuedFlows = db.prepare(`WITH RECURSIVE flows(flow) AS (
+        SELECT (SELECT MIN(flow) FROM async_runs WHERE project_id = @project AND status = 'queued')
+        UNION ALL
+        SELECT (SELECT MIN(flow) FROM async_runs WHERE project_id = @project AND status = 'queued' AND flow > flows.flow)
+        FROM flows WHERE flows.flow IS NOT NULL
       )
+      SELECT flow FROM flows WHERE flow IS NOT NULL`)
+    this.queuedOfFlow = db.prepare(`SELECT id, flow, received_at FROM async_runs
+      WHERE project_id = ? AND status = 'queued' AND flow = ? ORDER BY received_at, id LIMIT ?`)
+    // Running rows are few (at most the workers of every instance), so these two read them all.
+    this.expired = db.prepare(`SELECT id, flow, received_at FROM async_runs WHERE project_id = ? AND status = 'running' AND lease_until < ?`)
+    this.busy = db.prepare(`SELECT flow, count(*) AS n FROM async_runs WHERE project_id = ? AND status = 'running' AND lease_until >= ? GROUP BY flow`)
+    // By primary key: the unary + keeps the planner from scanning the project's rows through the flow index.
+    this.claim = db.prepare(`UPDATE async_runs SET status = 'running', claim_token = @token, lease_until = @until, attempts = attempts + 1
+      WHERE id IN (SELECT value FROM json_each(@ids)) AND +project_id = @project
+        AND (+status = 'queued' OR (+status = 'running' AND lease_until < @now))
       RETURNING id, project_id, flow, method, input, received_at, attempts, claim_token`)
+    // One write transaction: what was read is still true when the picked rows are marked.
+    const claimFairly = db.transaction((projectId: string, options: ClaimOptions, now: number) => this.pickAndClaim(projectId, options, now))
+    this.claimFairly = (projectId, options, now) => claimFairly.immediate(projectId, options, now)
     this.renew = db.prepare(`UPDATE async_runs SET lease_until = ?
       WHERE claim_token IN (SELECT value FROM json_each(?)) AND status = 'running'`)
     this.release = db.prepare(`UPDATE async_runs SET status = 'queued', claim_token = NULL, lease_until = NULL
@@ -65,14 +102,22 @@ export class SqliteAsyncQueue {
     const now = Date.now()
     this.pruneFinished(projectId, now)
     if (options.limit < 1 || !(this.due.get(projectId, projectId, now) as { due: number }).due) return []
-    const rows = this.claim.all({
-      token: options.token,
-      until: now + options.leaseMs,
-      project: projectId,
-      now,
-      limit: Math.floor(options.limit),
-    }) as ClaimedAsyncRow[]
-    return claimedRuns(rows)
+    return claimedRuns(this.claimFairly(projectId, options, now))
+  }
+
+  /** Reads each flow's oldest candidates and running counts, picks fairly, and claims the picked rows. */
+  private pickAndClaim(projectId: string, options: ClaimOptions, now: number): ClaimedAsyncRow[] {
+    const limit = Math.floor(options.limit)
+    const candidates: AsyncCandidate[] = []
+    const add = (row: CandidateRow) => candidates.push({ id: row.id, flow: row.flow, receivedAt: row.received_at })
+    for (const { flow } of this.queuedFlows.all({ project: projectId }) as { flow: string }[]) {
+      for (const row of this.queuedOfFlow.all(projectId, flow, limit) as CandidateRow[]) add(row)
+    }
+    for (const row of this.expired.all(projectId, now) as CandidateRow[]) add(row)
+    const busy = new Map((this.busy.all(projectId, now) as { flow: string; n: number }[]).map((row) => [row.flow, row.n]))
+    const ids = pickFairly(candidates, busy, limit)
+    if (ids.length === 0) return []
+    return this.claim.all({ token: options.token, until: now + options.leaseMs, project: projectId, now, ids: JSON.stringify(ids) }) as ClaimedAsyncRow[]
   }
 
   renewClaims(tokens: string[], leaseUntil: number): void {

@@ -93,6 +93,49 @@ export function describeAsyncRunsContract(name: string, open: () => Promise<Stor
       expect(second.map((run) => run.id)).toEqual([runs[2]!.id])
     })
 
+    it('claims round-robin across flows, oldest first within a flow (SPEC §18)', async () => {
+      const projectId = freshProject()
+      const a = Array.from({ length: 5 }, () => queued(projectId, { flow: 'slow' }))
+      const b = [queued(projectId, { flow: 'b-flow' }), queued(projectId, { flow: 'b-flow' })]
+      const c = [queued(projectId, { flow: 'c-flow' })]
+      // Enqueued out of order: the order is the runs' receivedAt, not the insertion order.
+      for (const run of [...c, ...b, ...a].reverse()) await store.enqueueAsyncRun(run)
+      const ids = async (on: Store, limit: number) => (await on.claimAsyncRuns(projectId, claimOptions(limit))).map((run) => run.id)
+      // Everyone's first turn, oldest first (slow's run is the oldest), then slow's second run, older than b's second.
+      expect(new Set(await ids(store, 4))).toEqual(new Set([a[0]!.id, b[0]!.id, c[0]!.id, a[1]!.id]))
+      // slow has 2 running, b 1: b's next run goes before slow's older ones, on any connection.
+      expect(await ids(other, 1)).toEqual([b[1]!.id])
+      expect(await ids(store, 5)).toEqual([a[2]!.id, a[3]!.id, a[4]!.id])
+    })
+
+    it("counts a flow's runs running on another connection, so a later flow's run is claimed first", async () => {
+      const projectId = freshProject()
+      const backlog = Array.from({ length: 4 }, () => queued(projectId, { flow: 'slow' }))
+      for (const run of backlog) await store.enqueueAsyncRun(run)
+      // Another instance took the first two while they were the only runs.
+      expect((await other.claimAsyncRuns(projectId, claimOptions(2))).map((run) => run.id)).toEqual([backlog[0]!.id, backlog[1]!.id])
+      const late = queued(projectId, { flow: 'other' })
+      await store.enqueueAsyncRun(late)
+      expect((await store.claimAsyncRuns(projectId, claimOptions(1))).map((run) => run.id)).toEqual([late.id])
+      // With nothing else waiting, the backlog goes on, oldest first.
+      expect((await store.claimAsyncRuns(projectId, claimOptions(1))).map((run) => run.id)).toEqual([backlog[2]!.id])
+    })
+
+    it("takes over a run whose lease ran out in its flow's turn", async () => {
+      const projectId = freshProject()
+      const [stuck, next] = [queued(projectId, { flow: 'slow' }), queued(projectId, { flow: 'slow' })]
+      const fresh = queued(projectId, { flow: 'other' })
+      for (const run of [stuck, next, fresh]) await store.enqueueAsyncRun(run)
+      // A dead instance's claim on slow's oldest run.
+      const [dead] = await other.claimAsyncRuns(projectId, claimOptions(1, 100))
+      expect(dead?.id).toBe(stuck.id)
+      await sleep(250)
+      const taken = await store.claimAsyncRuns(projectId, claimOptions(2))
+      expect(new Set(taken.map((run) => run.id))).toEqual(new Set([stuck.id, fresh.id]))
+      expect(taken.find((run) => run.id === stuck.id)?.attempts).toBe(2)
+      expect((await store.claimAsyncRuns(projectId, claimOptions(2))).map((run) => run.id)).toEqual([next.id])
+    })
+
     it('gives each run to exactly one of several connections claiming at once', async () => {
       const projectId = freshProject()
       const runs = Array.from({ length: 40 }, () => queued(projectId))

@@ -147,6 +147,17 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  // Version 7: fair claims across flows (SPEC §18, postgres-async-runs.ts). A claim walks the flows
+  // with waiting runs and reads each flow's oldest queued runs and its running ones; this index
+  // answers each as one range. It replaces version 5's (project_id, received_at) index, which only
+  // the oldest-first claim used.
+  {
+    version: 7,
+    sql: `
+      CREATE INDEX async_runs_by_flow ON async_runs (project_id, flow, status, received_at) WHERE status IN ('queued', 'running');
+      DROP INDEX async_runs_waiting;
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */

@@ -147,4 +147,14 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  // Version 7: fair claims across flows (SPEC §18, sqlite-async-runs.ts). A claim reads each flow's
+  // oldest queued runs and the running ones per flow; this index answers each as one range. It
+  // replaces the index of version 5, whose (project_id, status) prefix it keeps.
+  {
+    version: 7,
+    sql: `
+      CREATE INDEX async_runs_by_flow ON async_runs (project_id, status, flow, received_at);
+      DROP INDEX async_runs_by_status;
+    `,
+  },
 ]
