@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { ErrorCode } from '../errors.js'
 import type { BodyType } from '../model/project.js'
+import { markParsedJson } from '../flow/unstorable-text.js'
 
 export const MAX_JSON_DEPTH = 256
 
@@ -116,7 +117,9 @@ export function parseJsonText(text: string): BodyResult {
     return { ok: false, status: 400, error: `body: is nested more than ${MAX_JSON_DEPTH} levels deep` }
   }
   try {
-    return { ok: true, body: mayHoldDangerousKey(text) ? JSON.parse(text, dropDangerousKeys) : JSON.parse(text) }
+    const body: unknown = mayHoldDangerousKey(text) ? JSON.parse(text, dropDangerousKeys) : JSON.parse(text)
+    markParsedJson(body, text)
+    return { ok: true, body }
   } catch (error) {
     if (error instanceof RangeError) return { ok: false, status: 400, error: `body: is nested too deeply` }
     return { ok: false, status: 400, error: 'body: is not valid JSON' }
