@@ -121,7 +121,8 @@ function printDetails(output: Output, run: StoredRun): void {
     for (const location of ['body', 'path', 'query', 'headers'] as const) {
       const value = run.input[location]
       if (value === undefined || (location !== 'body' && Object.keys(value as object).length === 0)) continue
-      output.line(`  ${location.padEnd(8)} ${JSON.stringify(value)}`)
+      const label = location === 'body' && run.input.bodyType ? `${location} (${run.input.bodyType})` : location
+      output.line(`  ${label.padEnd(8)} ${JSON.stringify(value)}`)
     }
     if (run.input.cut) output.line(output.color.yellow('  input was cut at limits.storedInputBytes (it cannot be replayed)'))
   }

@@ -20,6 +20,8 @@ export interface ValidatedInput {
   path: Record<string, unknown>
   query: Record<string, unknown>
   headers: Record<string, unknown>
+  /** How a non-JSON body arrived, so a replay sends it through the same validation (absent: JSON). */
+  bodyType?: 'form' | 'text'
 }
 
 export type InputsResult = { ok: true; values: Record<string, unknown>; input: ValidatedInput } | { ok: false; errors: string[] }
@@ -39,6 +41,8 @@ interface BodyValidator {
 
 interface CompiledInputs {
   parameters: ParameterValidator[]
+  /** Every declared path, query and header input name (`start.<name>`). */
+  parameterNames: string[]
   body: BodyValidator | null
   /** The body schema with coercion, for form fields (compiled on the first form request). */
   formBody?: BodyValidator | null
@@ -103,13 +107,22 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
     const text = input.body === undefined ? '' : input.body
     const found = compiled.body ? bodyErrors(compiled.body.check, text) : []
     if (found.length) addBodyErrors(found)
-    else values.body = text
+    else {
+      values.body = text
+      validated.body = text
+      validated.bodyType = 'text'
+    }
   } else if (bodyType === 'form' && input.body !== undefined) {
     const form = formValidatorOf(compiled)
     const body = structuredClone(input.body) // coercion and defaults write into the data
     const found = form ? bodyErrors(form.check, body) : []
     if (found.length) addBodyErrors(found)
-    else Object.assign(values, body)
+    else {
+      // Stored as its validated fields: replayed as a form again, they pass the same coercion unchanged.
+      Object.assign(values, body)
+      validated.body = body
+      validated.bodyType = 'form'
+    }
   } else if (compiled.body) {
     let body = input.body === undefined ? {} : input.body
     if (compiled.body.hasDefaults && typeof body === 'object' && body !== null) body = structuredClone(body)
@@ -121,6 +134,9 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
     }
   }
 
+  // Inputs keep their place (SPEC §19): a body field named like a path, query or header input never
+  // stands in for it, even when the request left that input out.
+  for (const name of compiled.parameterNames) delete values[name]
   for (const parameter of compiled.parameters) {
     const data = pickParameters(parameter, input)
     if (parameter.validate(data)) {
@@ -173,7 +189,8 @@ function compileInputs(inputs: StartInputs, flowAccept: readonly BodyType[]): Co
   }
   const body = inputs.body ? { check: bodyCheck(bodyFirstAjv, bodyAjv, inputs.body), hasDefaults: hasDefaultKeyword(inputs.body) } : null
   const textOnly = flowAccept.length === 1 && flowAccept[0] === 'text'
-  return { parameters, body, textOnly, bodySchema: inputs.body }
+  const parameterNames = parameters.flatMap((parameter) => parameter.properties.map((property) => property.name))
+  return { parameters, parameterNames, body, textOnly, bodySchema: inputs.body }
 }
 
 /** Form fields arrive as text: the body schema compiled with query-style coercion, once. */

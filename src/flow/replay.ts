@@ -74,5 +74,8 @@ function replayInput(input: StoredInput): RunInput {
     return out
   }
   const headers = Object.fromEntries(Object.entries(text(input.headers)).map(([name, value]) => [name.toLowerCase(), String(value)]))
-  return { body: input.body, path: text(input.path) as Record<string, string>, query: text(input.query), headers }
+  const replayed: RunInput = { body: input.body, path: text(input.path) as Record<string, string>, query: text(input.query), headers }
+  // A form or text body goes through the validation it first passed (form coercion, text schema).
+  if (input.bodyType === 'form' || input.bodyType === 'text') replayed.bodyType = input.bodyType
+  return replayed
 }

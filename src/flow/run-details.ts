@@ -55,7 +55,8 @@ export function storedInputText(input: ValidatedInput, secrets: Secrets, limitBy
   const parameters = `"path":${maskedJson(input.path, secrets)},"query":${maskedJson(input.query, secrets)},"headers":${maskedJson(input.headers, secrets)}`
   const keepParameters = Buffer.byteLength(parameters) <= limitBytes / 2
   const shown = keepParameters ? (input.body === undefined ? 'null' : maskedJson(input.body, secrets)) : whole
-  const rest = keepParameters ? parameters : '"path":{},"query":{},"headers":{}'
+  const bodyType = input.bodyType === undefined ? '' : `,"bodyType":${JSON.stringify(input.bodyType)}`
+  const rest = (keepParameters ? parameters : '"path":{},"query":{},"headers":{}') + bodyType
   const frame = `{"body":,${rest},"cut":true}`
   const body = cutJsonString(shown, limitBytes - Buffer.byteLength(frame), inputCutMarker(limitBytes))
   return `{"body":${body},${rest},"cut":true}`

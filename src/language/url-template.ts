@@ -11,16 +11,19 @@ export class UrlTemplateError extends Error {}
 
 /**
  * The URL from resolved url parts. A url that is exactly one value is taken as the whole URL (the flow
- * author chose that); otherwise a value may not sit in the scheme, host or port, and is percent-encoded
- * in the path (no `/`, and never a whole `.` or `..` segment), the query (no `&`, `=` or `#`) and the fragment.
+ * author chose that; `validate` warns that nothing in it is encoded); it must be an absolute http(s)
+ * URL. Otherwise a value may not sit in the scheme, host or port, and is percent-encoded in the path
+ * (no `/`), the query (no `&`, `=` or `#`) and the fragment. A path segment that holds a value may not
+ * end up `.` or `..`, whether the value is the whole segment or joins the text beside it
+ * (`{{a}}.{{b}}` with a = "." and b = ""): the URL parser would resolve it away and call another path.
  */
 export function buildUrl(parts: ResolvedPart[]): URL {
   const only = parts.length === 1 ? parts[0] : undefined
   if (only && 'value' in only) return parseHttpUrl(textOf(only.value))
   let built = ''
   let origin: string | null = null
-  // Dot values placed in the path: a whole `.` or `..` segment would be resolved away by the URL parser.
-  const dots: { from: number; to: number; text: string }[] = []
+  // Where values landed in the path (encoded, so each lies inside one segment).
+  const spans: ValueSpan[] = []
   for (const part of parts) {
     if ('literal' in part) {
       built += part.literal
@@ -33,20 +36,40 @@ export function buildUrl(parts: ResolvedPart[]): URL {
     }
     origin ??= built
     const text = textOf(part.value)
-    const inPath = !built.includes('?') && !built.includes('#')
-    if (inPath && (text === '.' || text === '..')) dots.push({ from: built.length, to: built.length + text.length, text })
     // A lone surrogate (caller input) cannot be percent-encoded: it becomes U+FFFD, as fetch would send it.
-    built += encodeURIComponent(toWellFormed(text))
+    const encoded = encodeURIComponent(toWellFormed(text))
+    if (!built.includes('?') && !built.includes('#')) spans.push({ from: built.length, to: built.length + encoded.length, text })
+    built += encoded
   }
-  for (const { from, to, text } of dots) {
-    if (built[from - 1] === '/' && (to === built.length || '/?#'.includes(built[to] ?? ''))) {
-      throw new UrlTemplateError(`has the value "${text}" as a segment of its url path, which is not allowed`)
-    }
-  }
+  checkDotSegments(built, spans)
   const url = parseHttpUrl(built)
   // Belt and braces: values were encoded, so the origin must be the one the literal text gave.
   if (origin !== null && url.origin !== new URL(origin).origin) throw new UrlTemplateError('has a url whose host a value changed')
   return url
+}
+
+interface ValueSpan {
+  from: number
+  to: number
+  text: string
+}
+
+/** `.`, `..` and their percent-encoded forms (`%2e`, `.%2E`), as the WHATWG URL parser reads them. */
+function isDotSegment(segment: string): boolean {
+  const plain = segment.length <= 6 ? segment.replace(/%2e/gi, '.') : segment
+  return plain === '.' || plain === '..'
+}
+
+/** Fails when a path segment that a value is part of is a dot segment (the finished segment is checked). */
+function checkDotSegments(built: string, spans: ValueSpan[]): void {
+  for (const { from, to, text } of spans) {
+    const start = built.lastIndexOf('/', from - 1) + 1
+    const endAt = built.slice(to).search(/[/?#]/)
+    const segment = built.slice(start, endAt < 0 ? built.length : to + endAt)
+    if (!isDotSegment(segment)) continue
+    if (segment === text) throw new UrlTemplateError(`has the value "${text}" as a segment of its url path, which is not allowed`)
+    throw new UrlTemplateError(`has the segment "${segment}" in its url path, formed with a {{ }} value, which is not allowed`)
+  }
 }
 
 function parseHttpUrl(text: string): URL {

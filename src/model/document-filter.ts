@@ -170,24 +170,41 @@ export function parseSort(written: unknown): { sort: SortKey[]; problems: Filter
 /** Thrown when a bound value cannot be used where it is (a `$in` that is not a list); fails the node. */
 export class FilterValueError extends Error {}
 
+/** How `bindFilter` treats a value that resolves to null or nothing. */
+export interface BindOptions {
+  /**
+   * `update` and `delete` (SPEC §19): fail with `filter value for <field> is missing` rather than match
+   * the documents without that field. A `null` written as such in the flow file is the author's and is
+   * kept (as is `$exists: false`). `find` and `get` compare with null, as before.
+   */
+  requireValues?: boolean
+}
+
 /**
  * Puts resolved values into a written filter's leaves. `resolve` is the node context's resolver:
  * whatever it returns is data. The tree's shape (operators, fields) never changes.
  */
-export function bindFilter(filter: FilterNode, resolve: (value: unknown) => unknown): FilterNode {
+export function bindFilter(filter: FilterNode, resolve: (value: unknown) => unknown, options: BindOptions = {}): FilterNode {
   switch (filter.kind) {
     case 'all':
     case 'any':
-      return { kind: filter.kind, items: filter.items.map((item) => bindFilter(item, resolve)) }
+      return { kind: filter.kind, items: filter.items.map((item) => bindFilter(item, resolve, options)) }
     case 'not':
-      return { kind: 'not', item: bindFilter(filter.item, resolve) }
-    case 'compare':
-      return { ...filter, value: resolve(filter.value) ?? null }
+      return { kind: 'not', item: bindFilter(filter.item, resolve, options) }
+    case 'compare': {
+      const value = resolve(filter.value) ?? null
+      if (options.requireValues && value === null && filter.value !== null) throw missingValue(filter.path)
+      return { ...filter, value }
+    }
     case 'in': {
       const values = resolve(filter.value)
+      if (options.requireValues && (values === null || values === undefined)) throw missingValue(filter.path)
       if (!Array.isArray(values)) throw new FilterValueError(`filter on "${filter.path.join('.')}": $in/$nin needs a list, got ${describe(values)}`)
       if (values.length > MAX_IN_VALUES)
         throw new FilterValueError(`filter on "${filter.path.join('.')}": $in/$nin takes at most ${MAX_IN_VALUES} values, got ${values.length}`)
+      if (options.requireValues && values.some((value, index) => (value ?? null) === null && !isWrittenNull(filter.value, index))) {
+        throw missingValue(filter.path)
+      }
       return { ...filter, value: values.map((v) => v ?? null) }
     }
     case 'exists': {
@@ -196,6 +213,15 @@ export function bindFilter(filter: FilterNode, resolve: (value: unknown) => unkn
       return { ...filter, value }
     }
   }
+}
+
+function missingValue(path: FieldPath): FilterValueError {
+  return new FilterValueError(`filter value for ${path.join('.')} is missing`)
+}
+
+/** Whether item `index` of a written `$in` list is a `null` the author wrote (not a template). */
+function isWrittenNull(written: unknown, index: number): boolean {
+  return Array.isArray(written) && written[index] === null
 }
 
 function describe(value: unknown): string {

@@ -46,6 +46,8 @@ export interface StoredInput {
   path: Record<string, unknown>
   query: Record<string, unknown>
   headers: Record<string, unknown>
+  /** How a non-JSON body arrived (`form` fields as validated, or `text`); absent for JSON. */
+  bodyType?: 'form' | 'text'
   /** Present when the input was longer than `limits.storedInputBytes`: `body` is then a prefix of
    *  its JSON ending with a marker, and the run cannot be replayed (SPEC §18). */
   cut?: true

@@ -15,7 +15,11 @@ export const deleteNode: NodeKind = {
   checkSettings: (settings) => checkTargetSettings(settings, 'delete'),
   ports: () => ['out'],
   async execute(context) {
-    const deleted = await context.store.deleteDocuments(context.project.settings.projectId, collectionOf(context), boundTarget(context))
+    const deleted = await context.store.deleteDocuments(
+      context.project.settings.projectId,
+      collectionOf(context),
+      boundTarget(context, { requireValues: true }),
+    )
     return { output: { deleted } }
   },
 }

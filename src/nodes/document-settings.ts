@@ -1,7 +1,17 @@
 // What the document node kinds (get, find, update, delete) share: their settings' schemas, the
 // load-time check of filters and sorts, and the run-time filter of an `id` and/or a `filter`.
 // A filter is parsed from the flow file as written, at each run of the node: operators come from there only.
-import { bindFilter, idFilter, isEmptyFilter, parseFieldPath, parseFilter, parseSort, type FilterNode, type SortKey } from '../model/document-filter.js'
+import {
+  bindFilter,
+  idFilter,
+  isEmptyFilter,
+  parseFieldPath,
+  parseFilter,
+  parseSort,
+  type BindOptions,
+  type FilterNode,
+  type SortKey,
+} from '../model/document-filter.js'
 import type { JsonSchema } from '../model/project.js'
 import type { NodeContext, SettingsProblem } from './types.js'
 
@@ -58,13 +68,16 @@ function writtenFilter(settings: Record<string, unknown>): FilterNode | null {
   return parseFilter(written).filter // its problems were load errors: a loaded flow has none
 }
 
-/** The node's filter with its values resolved: `_id` equal to the id (when set) and the filter (when set). */
-export function boundTarget(context: NodeContext): FilterNode {
+/**
+ * The node's filter with its values resolved: `_id` equal to the id (when set) and the filter (when set).
+ * `requireValues` (update, delete): a filter value that resolves to null or nothing fails the node.
+ */
+export function boundTarget(context: NodeContext, options: BindOptions = {}): FilterNode {
   const { settings } = context.node
   const parts: FilterNode[] = []
   if (settings.documentId !== undefined) parts.push(idFilter(documentId(context.resolve(settings.documentId))))
   const written = writtenFilter(settings)
-  if (written) parts.push(bindFilter(written, context.resolve))
+  if (written) parts.push(bindFilter(written, context.resolve, options))
   return parts.length === 1 ? parts[0]! : { kind: 'all', items: parts }
 }
 

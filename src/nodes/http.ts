@@ -10,8 +10,9 @@ const DEFAULT_TIMEOUT_MS = 10_000
 
 /**
  * A value may not sit in the url's scheme, host or port (the run refuses it too; here it is caught
- * early when the text before it is plain). A url that is exactly one value is the whole URL; a secret
- * may hold the base URL, so it is checked when the node runs.
+ * early when the text before it is plain). A url that is exactly one value is the whole URL (it must
+ * be an absolute http(s) URL when the node runs); for one `{{= }}` expression a warning says that
+ * nothing in it is encoded (SPEC §19). A secret may hold the base URL, so it is checked when the node runs.
  */
 function checkUrl(settings: Record<string, unknown>): SettingsProblem[] {
   const url = settings.url
@@ -22,6 +23,12 @@ function checkUrl(settings: Record<string, unknown>): SettingsProblem[] {
   } catch (error) {
     if (error instanceof TemplateSyntaxError) return [] // reported with the other templates
     throw error
+  }
+  const only = parts.length === 1 ? parts[0] : undefined
+  if (only !== undefined && typeof only !== 'string' && only.kind === 'expr') {
+    const message =
+      "url is one {{= }} expression, so it is used as the whole URL and nothing in it is encoded; a caller's value in it can change the path, query or host. Write the base URL as text and place values with {{ }} or query"
+    return [{ path: ['url'], message, severity: 'warning' }]
   }
   if (parts.length === 1) return []
   let before = ''

@@ -63,7 +63,12 @@ export const updateNode: NodeKind = {
   async execute(context) {
     const { settings } = context.node
     const change = { set: setFields(context.resolve(settings.set)), unset: unsetFields(context.resolve(settings.unset)) }
-    const result = await context.store.updateDocuments(context.project.settings.projectId, collectionOf(context), boundTarget(context), change)
+    const result = await context.store.updateDocuments(
+      context.project.settings.projectId,
+      collectionOf(context),
+      boundTarget(context, { requireValues: true }),
+      change,
+    )
     return { output: result }
   },
 }

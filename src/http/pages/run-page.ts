@@ -68,7 +68,9 @@ function inputHtml(run: StoredRun): SafeHtml {
     const value = run.input[location]
     if (value === undefined) continue
     if (location !== 'body' && Object.keys(value as object).length === 0) continue
-    parts.push(html`<h3>${location}</h3><pre>${JSON.stringify(value, null, 2)}</pre>`)
+    // A form or text body says how it arrived (JSON, the default, says nothing).
+    const label = location === 'body' && run.input.bodyType ? `body (${run.input.bodyType})` : location
+    parts.push(html`<h3>${label}</h3><pre>${JSON.stringify(value, null, 2)}</pre>`)
   }
   if (run.input.cut) {
     parts.unshift(
