@@ -23,10 +23,14 @@ import {
 } from '../language/resolve.js'
 import { capErrorList, capReason, maskedReason } from './reason.js'
 import { RunDocuments } from './run-documents.js'
+import { newRunId } from '../store/ids.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'
 import type { NodeFetch, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
+
+// Run ids are made in store/ids.ts (CSPRNG, SPEC §19); callers of the engine keep importing them here.
+export { newRunId }
 
 /** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
 const MAX_STEPS = 10_000
@@ -426,27 +430,6 @@ function maskSteps(steps: TraceStep[], project: Project): TraceStep[] {
     if (step.calls) masked.calls = step.calls.map((call) => ({ flow: call.flow, steps: maskSteps(call.steps, project) }))
     return masked
   })
-}
-
-let lastStamp = -1
-let stampText = ''
-let sequence = 0
-
-/**
- * A unique run id that sorts by time: the millisecond in base 36 (fixed width), a counter within the
- * millisecond, then randomness so ids made by several processes do not collide.
- */
-export function newRunId(now: number = Date.now()): string {
-  if (now === lastStamp) sequence++
-  else {
-    sequence = 0
-    lastStamp = now
-    stampText = now.toString(36).padStart(9, '0')
-  }
-  const random = Math.floor(Math.random() * 36 ** 6)
-    .toString(36)
-    .padStart(6, '0')
-  return stampText + sequence.toString(36).padStart(3, '0') + random
 }
 
 let isoStamp = Number.NaN

@@ -68,6 +68,7 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   app.all('/api/run/**', runHandler(context))
   app.get('/api/openapi/:projectId', openApiHandler(context))
   app.get('/api/result/:projectId/:runId', resultHandler(context))
+  app.options('/api/result/:projectId/:runId', resultHandler(context))
   app.get('/api/runs/:projectId', runsHandler(context))
   app.get('/api/runs/:projectId/:runId', runHandlerById(context))
   app.post('/api/replay/:projectId/:runId', replayHandler(context))

@@ -4,6 +4,8 @@
 // every repeat within the TTL. A repeat while the first runs gets 409; the key with another request
 // 422. A claim whose holder died (a killed process) ends with its lease: the run timeout plus a margin.
 // A run that fails (500) releases its key instead of storing the failure: see README, Choices.
+// Answers are kept per flow, key and caller (SPEC §19): the same key from another caller (another
+// credential, or other values of the Start's declared header inputs) is another request.
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { httpError, type FlowctlError } from '../errors.js'
@@ -11,6 +13,8 @@ import type { IdempotencySettings } from '../project/guard-settings.js'
 import { canonicalJson } from '../store/filter-sql.js'
 import type { StoredResponse } from '../model/guard-types.js'
 import type { Store } from '../model/store.js'
+import type { AuthSettings } from '../model/project.js'
+import { authorizationCredentials } from './authorization.js'
 import type { HeaderPairs } from './respond.js'
 
 /** Longer keys are refused (400): a key is an id (Stripe allows 255 characters), not a payload. */
@@ -25,6 +29,8 @@ export interface IdempotencyRequest {
   flow: string
   settings: IdempotencySettings
   key: string
+  /** `callerOf` of the request: whose answers the key may replay. */
+  caller: string
   method: string
   /** Path and query string as requested. */
   target: string
@@ -45,13 +51,14 @@ export interface IdempotencyClaimHandle {
 
 /** Checks the key's form (400), then claims it or finds its earlier request. */
 export async function claimIdempotency(request: IdempotencyRequest): Promise<IdempotencyStep> {
-  const { store, projectId, flow, settings, key } = request
+  const { store, projectId, flow, settings, key, caller } = request
   if (key.length > MAX_KEY_LENGTH) {
     return { kind: 'reject', error: httpError('INPUT_INVALID', [`header/${settings.header}: must be at most ${MAX_KEY_LENGTH} characters`]) }
   }
   const claim = await store.guards.claimIdempotencyKey({
     projectId,
     flow,
+    caller,
     key,
     fingerprint: fingerprintOf(request),
     leaseMs: request.runTimeoutMs + LEASE_MARGIN_MS,
@@ -69,15 +76,37 @@ export async function claimIdempotency(request: IdempotencyRequest): Promise<Ide
       return { kind: 'replay', response: claim.response }
     case 'claimed': {
       const { token } = claim
+      const ref = { projectId, flow, caller, key }
       return {
         kind: 'claimed',
         claim: {
-          complete: (response) => store.guards.completeIdempotencyKey(projectId, flow, key, token, response),
-          release: () => store.guards.releaseIdempotencyKey(projectId, flow, key, token),
+          complete: (response) => store.guards.completeIdempotencyKey(ref, token, response),
+          release: () => store.guards.releaseIdempotencyKey(ref, token),
         },
       }
     }
   }
+}
+
+/**
+ * Who is asking, as a sha256 digest (the credential itself is never stored): the credential the
+ * Start checked (none for an open Start) and the values of the Start's declared header inputs. An
+ * hmac signature changes with every body and timestamp, so for hmac the caller is "a holder of the
+ * secret" and the header inputs tell senders apart.
+ */
+export function callerOf(auth: AuthSettings | null, headers: Headers, headerInputs: Record<string, string>): string {
+  const names = Object.keys(headerInputs).sort()
+  const values = names.map((name) => [name, headerInputs[name]!])
+  return createHash('sha256')
+    .update(JSON.stringify([auth?.type ?? 'open', presentedCredential(auth, headers), values]))
+    .digest('base64url')
+}
+
+/** The credential as the request presented it (auth.ts checked it before the guards run). */
+function presentedCredential(auth: AuthSettings | null, headers: Headers): string | null {
+  if (!auth || auth.type === 'hmac') return null
+  if (auth.type === 'bearer' || auth.type === 'basic') return authorizationCredentials(headers, auth.type)
+  return headers.get(auth.header || 'X-API-Key')
 }
 
 /** What the request asks: the same key with a different fingerprint is a 422. */

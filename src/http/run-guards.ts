@@ -8,7 +8,7 @@ import { acquireFlowSlot, type FlowSlot } from '../flow/concurrency.js'
 import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
 import type { Flow, Project, StartInfo } from '../model/project.js'
 import type { Store } from '../model/store.js'
-import { capturedResponse, claimIdempotency, replayedResponse, type IdempotencyClaimHandle } from './idempotency.js'
+import { callerOf, capturedResponse, claimIdempotency, replayedResponse, type IdempotencyClaimHandle } from './idempotency.js'
 import type { HeaderPairs } from './respond.js'
 
 export interface RunGuardRequest {
@@ -18,6 +18,8 @@ export interface RunGuardRequest {
   start: StartInfo
   method: string
   body: unknown
+  /** The values of the Start's declared header inputs: part of who the caller is (SPEC §19). */
+  headerInputs: Record<string, string>
   cors: HeaderPairs | undefined
   signal?: AbortSignal
   /** False for an async Start: its slot is taken when a worker runs it, not when it is queued. */
@@ -56,6 +58,7 @@ export async function enterRunGuards(event: H3Event, request: RunGuardRequest): 
         flow: flow.slug,
         settings: idempotency,
         key,
+        caller: callerOf(start.auth, event.req.headers, request.headerInputs),
         method: request.method,
         target: event.url.pathname + event.url.search,
         body: request.body,

@@ -12,10 +12,19 @@ export interface StoredResponse {
   body: string
 }
 
-export interface IdempotencyClaimRequest {
+/** Where a key's answer lives: per flow, key and caller (SPEC §19). */
+export interface IdempotencyKeyRef {
   projectId: string
   flow: string
+  /**
+   * A digest of who asked (the credential the Start checked and the declared header inputs): the
+   * same key from another caller is another request. Never the credential itself.
+   */
+  caller: string
   key: string
+}
+
+export interface IdempotencyClaimRequest extends IdempotencyKeyRef {
   /** A hash of what the request asks (method, path, query, body): the same key with another one is a mismatch. */
   fingerprint: string
   /** How long an unfinished claim blocks the key: after it a crashed holder's key can be claimed again. */
@@ -38,9 +47,9 @@ export interface GuardStore {
   /** Claims a key atomically: exactly one of several concurrent callers gets `claimed`. */
   claimIdempotencyKey(request: IdempotencyClaimRequest): Promise<IdempotencyClaim>
   /** Stores the answer of the claim held with `token` (nothing when the claim was lost to expiry). */
-  completeIdempotencyKey(projectId: string, flow: string, key: string, token: string, response: StoredResponse): Promise<void>
+  completeIdempotencyKey(ref: IdempotencyKeyRef, token: string, response: StoredResponse): Promise<void>
   /** Drops the claim held with `token`, so a retry with the key runs again. */
-  releaseIdempotencyKey(projectId: string, flow: string, key: string, token: string): Promise<void>
+  releaseIdempotencyKey(ref: IdempotencyKeyRef, token: string): Promise<void>
 
   /**
    * Takes one of the flow's `limit` slots for `leaseMs` (a holder that dies frees it when the lease

@@ -6,25 +6,32 @@
 // Times are the server's clock (now()), so instances with skewed clocks agree.
 import type { QueryResultRow } from 'pg'
 import { randomUUID } from 'node:crypto'
-import { GUARD_PRUNE_INTERVAL_MS, type GuardStore, type IdempotencyClaim, type IdempotencyClaimRequest, type StoredResponse } from '../model/guard-types.js'
+import {
+  GUARD_PRUNE_INTERVAL_MS,
+  type GuardStore,
+  type IdempotencyClaim,
+  type IdempotencyClaimRequest,
+  type IdempotencyKeyRef,
+  type StoredResponse,
+} from '../model/guard-types.js'
 
 export type PgQuery = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 
 const SQL = {
   claimKey: `
-    INSERT INTO idempotency_keys AS k (project_id, flow, idem_key, fingerprint, token, state, lease_until, expires_at)
-    VALUES ($1, $2, $3, $4, $5, 'running', now() + $6 * interval '1 millisecond', now() + $7 * interval '1 millisecond')
-    ON CONFLICT (project_id, flow, idem_key) DO UPDATE
+    INSERT INTO idempotency_keys AS k (project_id, flow, caller, idem_key, fingerprint, token, state, lease_until, expires_at)
+    VALUES ($1, $2, $3, $4, $5, $6, 'running', now() + $7 * interval '1 millisecond', now() + $8 * interval '1 millisecond')
+    ON CONFLICT (project_id, flow, caller, idem_key) DO UPDATE
       SET fingerprint = EXCLUDED.fingerprint, token = EXCLUDED.token, state = 'running', lease_until = EXCLUDED.lease_until,
           expires_at = EXCLUDED.expires_at, status = NULL, headers = NULL, body = NULL
       WHERE k.expires_at <= now() OR (k.state = 'running' AND k.lease_until <= now())
     RETURNING token`,
   getKey: `SELECT fingerprint, state, status, headers, body FROM idempotency_keys
-            WHERE project_id = $1 AND flow = $2 AND idem_key = $3
+            WHERE project_id = $1 AND flow = $2 AND caller = $3 AND idem_key = $4
               AND expires_at > now() AND (state = 'done' OR lease_until > now())`,
-  completeKey: `UPDATE idempotency_keys SET state = 'done', status = $5, headers = $6, body = $7
-                 WHERE project_id = $1 AND flow = $2 AND idem_key = $3 AND token = $4`,
-  releaseKey: 'DELETE FROM idempotency_keys WHERE project_id = $1 AND flow = $2 AND idem_key = $3 AND token = $4',
+  completeKey: `UPDATE idempotency_keys SET state = 'done', status = $6, headers = $7, body = $8
+                 WHERE project_id = $1 AND flow = $2 AND caller = $3 AND idem_key = $4 AND token = $5`,
+  releaseKey: 'DELETE FROM idempotency_keys WHERE project_id = $1 AND flow = $2 AND caller = $3 AND idem_key = $4 AND token = $5',
   pruneKeys: `DELETE FROM idempotency_keys WHERE expires_at <= now() AND (state = 'done' OR lease_until <= now())`,
   seedSlots: `INSERT INTO flow_slots (project_id, flow, slot) SELECT $1, $2, s FROM generate_series(0, $3 - 1) AS s
               ON CONFLICT DO NOTHING`,
@@ -60,7 +67,7 @@ export class PostgresGuards implements GuardStore {
   constructor(private readonly query: PgQuery) {}
 
   async claimIdempotencyKey(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
-    const { projectId, flow, key } = request
+    const { projectId, flow, caller, key } = request
     const now = Date.now()
     if (now - this.lastKeyPrune >= GUARD_PRUNE_INTERVAL_MS) {
       this.lastKeyPrune = now
@@ -72,6 +79,7 @@ export class PostgresGuards implements GuardStore {
       const claimed = await this.query<{ token: string }>('flowctl_claim_key', SQL.claimKey, [
         projectId,
         flow,
+        caller,
         key,
         request.fingerprint,
         token,
@@ -79,7 +87,7 @@ export class PostgresGuards implements GuardStore {
         request.ttlMs,
       ])
       if (claimed.rows[0]?.token === token) return { kind: 'claimed', token }
-      const { rows } = await this.query<KeyRow>('flowctl_get_key', SQL.getKey, [projectId, flow, key])
+      const { rows } = await this.query<KeyRow>('flowctl_get_key', SQL.getKey, [projectId, flow, caller, key])
       const row = rows[0]
       if (!row) continue
       if (row.fingerprint !== request.fingerprint) return { kind: 'mismatch' }
@@ -92,12 +100,22 @@ export class PostgresGuards implements GuardStore {
     return { kind: 'in-flight' }
   }
 
-  async completeIdempotencyKey(projectId: string, flow: string, key: string, token: string, response: StoredResponse): Promise<void> {
-    await this.query('flowctl_complete_key', SQL.completeKey, [projectId, flow, key, token, response.status, JSON.stringify(response.headers), response.body])
+  async completeIdempotencyKey(ref: IdempotencyKeyRef, token: string, response: StoredResponse): Promise<void> {
+    const { projectId, flow, caller, key } = ref
+    await this.query('flowctl_complete_key', SQL.completeKey, [
+      projectId,
+      flow,
+      caller,
+      key,
+      token,
+      response.status,
+      JSON.stringify(response.headers),
+      response.body,
+    ])
   }
 
-  async releaseIdempotencyKey(projectId: string, flow: string, key: string, token: string): Promise<void> {
-    await this.query('flowctl_release_key', SQL.releaseKey, [projectId, flow, key, token])
+  async releaseIdempotencyKey(ref: IdempotencyKeyRef, token: string): Promise<void> {
+    await this.query('flowctl_release_key', SQL.releaseKey, [ref.projectId, ref.flow, ref.caller, ref.key, token])
   }
 
   async acquireFlowSlot(projectId: string, flow: string, limit: number, leaseMs: number): Promise<string | null> {

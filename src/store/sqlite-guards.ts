@@ -4,7 +4,14 @@
 import type Database from 'better-sqlite3'
 import { randomUUID } from 'node:crypto'
 import { guarded } from './sqlite-connection.js'
-import { GUARD_PRUNE_INTERVAL_MS, type GuardStore, type IdempotencyClaim, type IdempotencyClaimRequest, type StoredResponse } from '../model/guard-types.js'
+import {
+  GUARD_PRUNE_INTERVAL_MS,
+  type GuardStore,
+  type IdempotencyClaim,
+  type IdempotencyClaimRequest,
+  type IdempotencyKeyRef,
+  type StoredResponse,
+} from '../model/guard-types.js'
 
 interface KeyRow {
   fingerprint: string
@@ -42,13 +49,13 @@ export class SqliteGuards implements GuardStore {
     const s = (sql: string) => db.prepare(sql)
     this.statements = {
       getKey: s(
-        'SELECT fingerprint, token, state, lease_until, expires_at, status, headers, body FROM idempotency_keys WHERE project_id = ? AND flow = ? AND idem_key = ?',
+        'SELECT fingerprint, token, state, lease_until, expires_at, status, headers, body FROM idempotency_keys WHERE project_id = ? AND flow = ? AND caller = ? AND idem_key = ?',
       ),
-      putKey: s(`INSERT OR REPLACE INTO idempotency_keys (project_id, flow, idem_key, fingerprint, token, state, lease_until, expires_at)
-                 VALUES (?, ?, ?, ?, ?, 'running', ?, ?)`),
+      putKey: s(`INSERT OR REPLACE INTO idempotency_keys (project_id, flow, caller, idem_key, fingerprint, token, state, lease_until, expires_at)
+                 VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`),
       completeKey: s(`UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?, body = ?
-                      WHERE project_id = ? AND flow = ? AND idem_key = ? AND token = ?`),
-      releaseKey: s('DELETE FROM idempotency_keys WHERE project_id = ? AND flow = ? AND idem_key = ? AND token = ?'),
+                      WHERE project_id = ? AND flow = ? AND caller = ? AND idem_key = ? AND token = ?`),
+      releaseKey: s('DELETE FROM idempotency_keys WHERE project_id = ? AND flow = ? AND caller = ? AND idem_key = ? AND token = ?'),
       pruneKeys: s(`DELETE FROM idempotency_keys WHERE expires_at <= ? AND (state = 'done' OR lease_until <= ?)`),
       seedSlot: s('INSERT OR IGNORE INTO flow_slots (project_id, flow, slot) VALUES (?, ?, ?)'),
       freeSlot: s(`SELECT slot FROM flow_slots WHERE project_id = ? AND flow = ? AND slot < ? AND (holder IS NULL OR lease_until <= ?)
@@ -63,12 +70,12 @@ export class SqliteGuards implements GuardStore {
     const st = this.statements
     // Read and write under one write lock: the check and the claim cannot interleave with another process's.
     const claim = db.transaction((request: IdempotencyClaimRequest, now: number): IdempotencyClaim => {
-      const { projectId, flow, key } = request
-      const row = st.getKey.get(projectId, flow, key) as KeyRow | undefined
+      const { projectId, flow, caller, key } = request
+      const row = st.getKey.get(projectId, flow, caller, key) as KeyRow | undefined
       const takeable = !row || row.expires_at <= now || (row.state === 'running' && row.lease_until <= now)
       if (takeable) {
         const token = randomUUID()
-        st.putKey.run(projectId, flow, key, request.fingerprint, token, now + request.leaseMs, now + request.ttlMs)
+        st.putKey.run(projectId, flow, caller, key, request.fingerprint, token, now + request.leaseMs, now + request.ttlMs)
         return { kind: 'claimed', token }
       }
       if (row.fingerprint !== request.fingerprint) return { kind: 'mismatch' }
@@ -100,12 +107,13 @@ export class SqliteGuards implements GuardStore {
     return guarded(() => this.claimKey(request, now))
   }
 
-  async completeIdempotencyKey(projectId: string, flow: string, key: string, token: string, response: StoredResponse): Promise<void> {
-    guarded(() => this.statements.completeKey.run(response.status, JSON.stringify(response.headers), response.body, projectId, flow, key, token))
+  async completeIdempotencyKey(ref: IdempotencyKeyRef, token: string, response: StoredResponse): Promise<void> {
+    const { projectId, flow, caller, key } = ref
+    guarded(() => this.statements.completeKey.run(response.status, JSON.stringify(response.headers), response.body, projectId, flow, caller, key, token))
   }
 
-  async releaseIdempotencyKey(projectId: string, flow: string, key: string, token: string): Promise<void> {
-    guarded(() => this.statements.releaseKey.run(projectId, flow, key, token))
+  async releaseIdempotencyKey(ref: IdempotencyKeyRef, token: string): Promise<void> {
+    guarded(() => this.statements.releaseKey.run(ref.projectId, ref.flow, ref.caller, ref.key, token))
   }
 
   async acquireFlowSlot(projectId: string, flow: string, limit: number, leaseMs: number): Promise<string | null> {

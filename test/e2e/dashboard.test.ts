@@ -107,7 +107,7 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     expect(steps.map((s) => s.split(' (')[0])).toEqual(['Start', 'Big Order', 'Result', 'Done'])
     expect(await page.locator('#run-result').innerText()).toContain('t-42')
     formRunId = (await page.locator('#run-result a code').innerText()).trim()
-    expect(formRunId).toMatch(/^[0-9a-z]{18}$/)
+    expect(formRunId).toMatch(/^[0-9a-z]{32}$/)
     await shot(page, 'flow-form')
     expect(errors).toEqual([])
     await page.context().close()

@@ -257,6 +257,6 @@ describe('newRunId', () => {
     const ids = Array.from({ length: 2000 }, () => newRunId())
     expect(new Set(ids).size).toBe(ids.length)
     expect([...ids].sort()).toEqual(ids)
-    expect(ids[0]).toMatch(/^[0-9a-z]{18}$/)
+    expect(ids[0]).toMatch(/^[0-9a-z]{32}$/)
   })
 })

@@ -29,12 +29,14 @@ export function describeGuardsContract(name: string, open: () => Promise<Store>,
     const claim = (projectId: string, overrides: Partial<IdempotencyClaimRequest> = {}): IdempotencyClaimRequest => ({
       projectId,
       flow: 'pay',
+      caller: 'caller-a',
       key: 'key-1',
       fingerprint: 'f1',
       leaseMs: 30_000,
       ttlMs: 60_000,
       ...overrides,
     })
+    const ref = (projectId: string) => ({ projectId, flow: 'pay', caller: 'caller-a', key: 'key-1' })
     const answer: StoredResponse = { status: 201, headers: { 'content-type': 'application/json', 'x-run-id': 'r1' }, body: '{"ok":true}' }
 
     describe('idempotency keys', () => {
@@ -50,23 +52,40 @@ export function describeGuardsContract(name: string, open: () => Promise<Store>,
         const first = await store.guards.claimIdempotencyKey(claim(projectId))
         if (first.kind !== 'claimed') throw new Error(`expected a claim, got ${first.kind}`)
         expect(await other.guards.claimIdempotencyKey(claim(projectId, { fingerprint: 'f2' }))).toEqual({ kind: 'mismatch' })
-        await store.guards.completeIdempotencyKey(projectId, 'pay', 'key-1', first.token, answer)
+        await store.guards.completeIdempotencyKey(ref(projectId), first.token, answer)
         expect(await other.guards.claimIdempotencyKey(claim(projectId))).toEqual({ kind: 'replay', response: answer })
         expect(await other.guards.claimIdempotencyKey(claim(projectId, { fingerprint: 'f2' }))).toEqual({ kind: 'mismatch' })
         expect((await other.guards.claimIdempotencyKey(claim(projectId, { flow: 'refund' }))).kind).toBe('claimed')
         expect((await other.guards.claimIdempotencyKey(claim(freshProject()))).kind).toBe('claimed')
       })
 
+      it('keeps callers apart: the same key and request from another caller is claimed anew (SPEC §19)', async () => {
+        const projectId = freshProject()
+        const first = await store.guards.claimIdempotencyKey(claim(projectId))
+        if (first.kind !== 'claimed') throw new Error(`expected a claim, got ${first.kind}`)
+        await store.guards.completeIdempotencyKey(ref(projectId), first.token, answer)
+        const second = await other.guards.claimIdempotencyKey(claim(projectId, { caller: 'caller-b' }))
+        if (second.kind !== 'claimed') throw new Error(`expected caller-b to claim the key, got ${second.kind}`)
+        // caller-b's answer is its own, and caller-a still gets the first one back.
+        const answerB: StoredResponse = { ...answer, body: '{"ok":"b"}' }
+        await other.guards.completeIdempotencyKey({ ...ref(projectId), caller: 'caller-b' }, second.token, answerB)
+        expect(await store.guards.claimIdempotencyKey(claim(projectId, { caller: 'caller-b' }))).toEqual({ kind: 'replay', response: answerB })
+        expect(await store.guards.claimIdempotencyKey(claim(projectId))).toEqual({ kind: 'replay', response: answer })
+        // Completing or releasing under another caller touches nothing.
+        await other.guards.releaseIdempotencyKey({ ...ref(projectId), caller: 'caller-b' }, first.token)
+        expect(await store.guards.claimIdempotencyKey(claim(projectId))).toEqual({ kind: 'replay', response: answer })
+      })
+
       it('frees a released key for the next claim, and ignores a release or completion with a stale token', async () => {
         const projectId = freshProject()
         const first = await store.guards.claimIdempotencyKey(claim(projectId))
         if (first.kind !== 'claimed') throw new Error('expected a claim')
-        await other.guards.releaseIdempotencyKey(projectId, 'pay', 'key-1', 'not-the-token')
+        await other.guards.releaseIdempotencyKey(ref(projectId), 'not-the-token')
         expect((await other.guards.claimIdempotencyKey(claim(projectId))).kind).toBe('in-flight')
-        await store.guards.releaseIdempotencyKey(projectId, 'pay', 'key-1', first.token)
+        await store.guards.releaseIdempotencyKey(ref(projectId), first.token)
         const second = await other.guards.claimIdempotencyKey(claim(projectId, { fingerprint: 'f2' }))
         expect(second.kind).toBe('claimed')
-        await store.guards.completeIdempotencyKey(projectId, 'pay', 'key-1', first.token, answer) // stale: changes nothing
+        await store.guards.completeIdempotencyKey(ref(projectId), first.token, answer) // stale: changes nothing
         expect((await store.guards.claimIdempotencyKey(claim(projectId, { fingerprint: 'f2' }))).kind).toBe('in-flight')
       })
 
@@ -78,7 +97,7 @@ export function describeGuardsContract(name: string, open: () => Promise<Store>,
         await sleep(400)
         const taken = await other.guards.claimIdempotencyKey(claim(projectId, { ttlMs: 300 }))
         if (taken.kind !== 'claimed') throw new Error(`expected the abandoned key to be claimed, got ${taken.kind}`)
-        await other.guards.completeIdempotencyKey(projectId, 'pay', 'key-1', taken.token, answer)
+        await other.guards.completeIdempotencyKey(ref(projectId), taken.token, answer)
         expect((await store.guards.claimIdempotencyKey(claim(projectId))).kind).toBe('replay')
         await sleep(500)
         expect((await store.guards.claimIdempotencyKey(claim(projectId, { fingerprint: 'f3' }))).kind).toBe('claimed')

@@ -137,16 +137,17 @@ export function runHandler(context: AppContext) {
     for (let i = 0; i < start.pathParams.length; i++) {
       Object.defineProperty(pathValues, start.pathParams[i]!, { value: path.params[i]!, enumerable: true, writable: true, configurable: true })
     }
+    const headerInputs = declaredHeaders(start, headers)
     const input: RunInput = {
       body,
       path: pathValues,
       query: searchParams ? queryRecord(searchParams) : {},
-      headers: declaredHeaders(start, headers),
+      headers: headerInputs,
     }
     if (bodyType) input.bodyType = bodyType
     // Async runs (SPEC §12): an idempotency key replays the 202 of the first request (same run id).
     if (start.respond === 'async') {
-      const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, cors, concurrency: false })
+      const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, headerInputs, cors, concurrency: false })
       if (guarded.kind === 'replay') return guarded.response
       let answer: string
       try {
@@ -159,7 +160,7 @@ export function runHandler(context: AppContext) {
       return guarded.guards.settle(event, answer, false)
     }
     // Idempotency key and concurrency slot (SPEC §12): a replay, 409, 422 or 429 runs nothing.
-    const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, cors, signal: options.signal })
+    const guarded = await enterRunGuards(event, { store, project, flow, start, method, body, headerInputs, cors, signal: options.signal })
     if (guarded.kind === 'replay') return guarded.response
     const { guards } = guarded
     let outcome: RunOutcome

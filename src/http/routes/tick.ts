@@ -16,7 +16,10 @@ export const TICK_FAILURE_WINDOW_MS = 10_000
 
 export function tickHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
-    // A client that keeps guessing is refused before its guess is even compared.
+    // Failures are counted per client group (rate-limit.ts keys by clientGroup), so a caller with the
+    // right secret is never refused because of guesses from other addresses (SPEC §19). A client that
+    // keeps guessing is refused before its guess is even compared, right secret included, until its
+    // window ends: answering its right guess with a 200 would let it guess at full speed anyway.
     const ip = clientIp(event, context.options)
     const throttled = context.tickFailures.check('tick', ip, TICK_FAILURES_PER_WINDOW)
     countRejections(event, null)

@@ -158,6 +158,31 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       DROP INDEX async_runs_waiting;
     `,
   },
+  // Version 8: idempotency answers per flow, key and caller (SPEC §19). Stored keys had no caller, so
+  // none can be matched to one safely (replaying them to anyone was the flaw): they are dropped, and
+  // a retry of a request answered before the upgrade runs again.
+  {
+    version: 8,
+    sql: `
+      DROP TABLE idempotency_keys;
+      CREATE TABLE idempotency_keys (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        caller TEXT NOT NULL,
+        idem_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        token TEXT NOT NULL,
+        state TEXT NOT NULL,
+        lease_until TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL,
+        status INTEGER,
+        headers TEXT,
+        body TEXT,
+        PRIMARY KEY (project_id, flow, caller, idem_key)
+      );
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
