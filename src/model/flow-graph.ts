@@ -1,6 +1,6 @@
 // Reachability in a flow's graph: the one walk that validate (unreachable nodes, what runs before
 // what) and the OpenAPI generator (which Ends answer) share. The caller says which edges leave a node,
-// since which ports count depends on the question (the OpenAPI document leaves out onError branches).
+// since which ports count depends on the question.
 
 export interface Reach {
   /** Ids reached from the start, the start included, in the order they were first reached. */

@@ -239,11 +239,3 @@ export function corsFor(project: CorsSettings | undefined, start: Partial<CorsSe
   if (!project && !start) return null
   return { ...DEFAULT_CORS, ...project, ...start }
 }
-
-/**
- * The OpenAPI operationId of a Start: its `operationId` setting, else `<startNodeId>_<method>_<slug>`
- * (the slug makes the default unique, so adding a flow never renames another operation).
- */
-export function operationIdOf(flow: Flow, start: StartInfo): string {
-  return start.operationId ?? `${start.node.id}_${start.method}_${flow.slug}`
-}

@@ -84,7 +84,8 @@ export const startNode: NodeKind = {
       operationId: {
         type: 'string',
         pattern: '^[A-Za-z0-9._-]+$',
-        description: "The operation's operationId in the OpenAPI document (default: <startNodeId>_<method>_<slug>).",
+        description:
+          "The operation's operationId in the OpenAPI document (default: <startNodeId>_<method>; when several operations share an id, each gets _<slug> appended).",
       },
       inputs: {
         type: 'object',

@@ -2,16 +2,20 @@
 // order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
 import { getNodeKind } from '../nodes/registry.js'
 import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
-import { corsFor, operationIdOf, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
+import { corsFor, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
+import { operationIdsOf, RESULT_OPERATION_ID, summaryOf } from '../project/operation-names.js'
 import {
   ASYNC_ACCEPTED_SCHEMA,
   ASYNC_ACCEPTED_SCHEMA_NAME,
+  ASYNC_RESULT_SCHEMA,
+  ASYNC_RESULT_SCHEMA_NAME,
   buildResponses,
   ERROR_SCHEMA,
   ERROR_SCHEMA_NAME,
   RUN_FAILED_SCHEMA,
   RUN_FAILED_SCHEMA_NAME,
 } from './responses.js'
+import { resultPath, resultPathItem } from './result.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'
 import type { NodeRequestDoc } from '../nodes/types.js'
@@ -46,7 +50,8 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
   callables.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 
   const security = new SecuritySchemes()
-  const operationIds = new Set<string>()
+  const asyncStarts = callables.filter(({ start }) => start.respond === 'async').map(({ start }) => start)
+  const operationIds = operationIdsOf(callables, asyncStarts.length > 0 ? [RESULT_OPERATION_ID] : [])
   const paths: Record<string, OpenApiPathItem> = {}
   for (const { path, flow, start } of callables) {
     const request = getNodeKind(start.node.type)?.openapi?.request?.(start) ?? { parameters: [], body: null }
@@ -54,9 +59,9 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
     const requestBody = request.body ? { required: request.body.required, content: convertedContent(request.body.content) } : undefined
     const cors = corsFor(project.settings.cors, start.cors)
     const operation: OpenApiOperation = {
-      summary: start.summary ?? start.node.name,
+      summary: summaryOf(start),
       ...(flow.description ? { description: flow.description } : {}),
-      operationId: uniqueOperationId(operationIdOf(flow, start), operationIds),
+      operationId: operationIds.get(flow.slug)!,
       tags: [name],
       // `[]` says "no auth" explicitly (an operation without `security` would inherit a global one).
       security: start.auth ? [{ [security.nameFor(start.auth)]: [] }] : [],
@@ -74,6 +79,14 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
     }
     paths[path] = { [start.method]: operation }
   }
+  // Polling an async run's result (SPEC §12, §20), behind the async Starts' auth.
+  if (asyncStarts.length > 0) paths[resultPath(projectId)] = resultPathItem(project, asyncStarts, security)
+  // Plain code-unit order again: the result path sits among the run paths.
+  const sortedPaths = Object.fromEntries(
+    Object.keys(paths)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map((key) => [key, paths[key]!]),
+  )
 
   const securitySchemes = security.toComponents()
   const components: NonNullable<OpenApiDocument['components']> = {}
@@ -82,7 +95,10 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
     components.schemas = { [ERROR_SCHEMA_NAME]: structuredClone(ERROR_SCHEMA) }
     // Each only when an operation refers to it (linters flag unused components): async Starts answer 202, never 500.
     if (callables.some(({ start }) => start.respond !== 'async')) components.schemas[RUN_FAILED_SCHEMA_NAME] = structuredClone(RUN_FAILED_SCHEMA)
-    if (callables.some(({ start }) => start.respond === 'async')) components.schemas[ASYNC_ACCEPTED_SCHEMA_NAME] = structuredClone(ASYNC_ACCEPTED_SCHEMA)
+    if (asyncStarts.length > 0) {
+      components.schemas[ASYNC_ACCEPTED_SCHEMA_NAME] = structuredClone(ASYNC_ACCEPTED_SCHEMA)
+      components.schemas[ASYNC_RESULT_SCHEMA_NAME] = structuredClone(ASYNC_RESULT_SCHEMA)
+    }
   }
   if (securitySchemes) components.securitySchemes = securitySchemes
 
@@ -91,20 +107,9 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
     info: { title: name, version: '1.0.0' },
     servers: [{ url: options.serverUrl.replace(/\/+$/, '') || '/' }],
     tags: [{ name }],
-    paths,
+    paths: sortedPaths,
     ...(Object.keys(components).length > 0 ? { components } : {}),
   }
-}
-
-/**
- * Only explicit `operationId` settings can collide (`validate` warns about it); a document must
- * still have unique ids, so a later one in path order gets a number.
- */
-function uniqueOperationId(base: string, taken: Set<string>): string {
-  let id = base
-  for (let n = 2; taken.has(id); n++) id = `${base}_${n}`
-  taken.add(id)
-  return id
 }
 
 function convertedContent(content: Record<string, JsonSchema>): Record<string, { schema: JsonSchema }> {

@@ -5,6 +5,8 @@ import { reachableFrom } from '../model/flow-graph.js'
 import { getNodeKind } from '../nodes/registry.js'
 import type { NodeResponseDoc } from '../nodes/types.js'
 import type { Flow, FlowNode, JsonSchema } from '../model/project.js'
+import { nullableBodyPaths } from '../project/end-bindings.js'
+import { withNullable } from './nullable.js'
 import { toOpenApiSchema } from './schema-convert.js'
 import type { OpenApiResponse, SchemaOrRef } from './types.js'
 
@@ -46,6 +48,28 @@ export const ASYNC_ACCEPTED_SCHEMA: JsonSchema = {
   required: ['ok', 'runId', 'status'],
 }
 
+export const ASYNC_RESULT_SCHEMA_NAME = 'AsyncResult'
+
+/** Body of `GET /api/result/<projectId>/<runId>` (SPEC §12): the state of an async run. */
+export const ASYNC_RESULT_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    runId: { type: 'string' },
+    status: { type: 'string', enum: ['queued', 'running', 'success', 'error'] },
+    response: {
+      type: 'object',
+      nullable: true,
+      description: 'What a synchronous call would have answered; null until the run finished',
+      properties: {
+        status: { type: 'integer' },
+        body: { description: "The answer's body (null when it has none)" },
+      },
+      required: ['status', 'body'],
+    },
+  },
+  required: ['runId', 'status', 'response'],
+}
+
 const JSON_TYPE = 'application/json'
 const runIdHeader = () => ({ 'X-Run-Id': { description: 'Id of the run in run history', schema: { type: 'string' } } })
 
@@ -56,22 +80,30 @@ export interface ReachableEnds {
   endsWithoutEnd: boolean
 }
 
-/** Follows `next` edges from the Start node over every port each node kind has (not onError branches). */
+/**
+ * Follows `next` edges from the Start node over every port each node kind has, and `onError`
+ * branches (SPEC §13, §20): an End reached after a failure answers like any other.
+ */
 export function findReachableEnds(flow: Flow, startNode: FlowNode): ReachableEnds {
   const { reached, open } = reachableFrom(startNode.id, (id) => {
     const node = flow.nodesById.get(id)!
     const ports = getNodeKind(node.type)?.ports(node.settings) ?? Object.keys(node.next)
     // A target that is not a node (never so in a loaded flow) ends the run like a missing edge.
-    return ports.map((port) => (flow.nodesById.has(node.next[port] ?? '') ? node.next[port] : undefined))
+    const targets = ports.map((port) => (flow.nodesById.has(node.next[port] ?? '') ? node.next[port] : undefined))
+    const onError = node.settings.onError
+    return typeof onError === 'string' && flow.nodesById.has(onError) ? [...targets, onError] : targets
   })
   const ends = flow.nodes.filter((node) => getNodeKind(node.type)?.terminates && reached.has(node.id))
   return { ends, endsWithoutEnd: open }
 }
 
-/** What one terminating node answers, in OpenAPI's dialect of JSON Schema. */
-function endAnswer(end: FlowNode): { status: number; mediaType: string; schema: JsonSchema; headers: string[] } {
+/**
+ * What one terminating node answers, in OpenAPI's dialect of JSON Schema; body properties bound to
+ * values that may be missing at run time are nullable.
+ */
+function endAnswer(flow: Flow, end: FlowNode): { status: number; mediaType: string; schema: JsonSchema; headers: string[] } {
   const documented: NodeResponseDoc = getNodeKind(end.type)?.openapi?.response?.(end) ?? { status: 200, mediaType: JSON_TYPE, schema: null, headers: [] }
-  return { ...documented, schema: documented.schema ? toOpenApiSchema(documented.schema) : {} }
+  return { ...documented, schema: documented.schema ? toOpenApiSchema(withNullable(documented.schema, nullableBodyPaths(flow, end))) : {} }
 }
 
 /** One schema, or a oneOf of distinct ones; an open schema (`{}`) swallows the others. */
@@ -88,10 +120,10 @@ function schemaOf(response: OpenApiResponse): SchemaOrRef[] {
   return Array.isArray(schema.oneOf) ? (schema.oneOf as SchemaOrRef[]) : [schema]
 }
 
-type ResponseHeaders = NonNullable<OpenApiResponse['headers']>
+export type ResponseHeaders = NonNullable<OpenApiResponse['headers']>
 
 /** Adds an error answer; when an End already answers that status, both bodies are possible. */
-function addErrorResponse(
+export function addErrorResponse(
   responses: Record<string, OpenApiResponse>,
   status: number,
   description: string,
@@ -125,10 +157,10 @@ export interface ResponseOptions {
   async?: boolean
 }
 
-const header = (description: string): { description: string; schema: JsonSchema } => ({ description, schema: { type: 'string' } })
+export const header = (description: string): { description: string; schema: JsonSchema } => ({ description, schema: { type: 'string' } })
 
 /** CORS answer headers (documented on every response of a flow with CORS settings). */
-function corsHeaders(cors: { credentials: boolean }): ResponseHeaders {
+export function corsHeaders(cors: { credentials: boolean }): ResponseHeaders {
   return {
     'Access-Control-Allow-Origin': header('The calling origin (or *) when it is allowed'),
     ...(cors.credentials ? { 'Access-Control-Allow-Credentials': header('true when the origin is allowed') } : {}),
@@ -141,7 +173,7 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
   const { ends, endsWithoutEnd } = options.async ? { ends: [], endsWithoutEnd: false } : findReachableEnds(flow, startNode)
   const byStatus = new Map<number, { content: Map<string, JsonSchema[]>; headers: Set<string> }>()
   for (const end of ends) {
-    const answer = endAnswer(end)
+    const answer = endAnswer(flow, end)
     const status = answer.status
     let entry = byStatus.get(status)
     if (!entry) byStatus.set(status, (entry = { content: new Map(), headers: new Set() }))
@@ -198,6 +230,11 @@ export function buildResponses(flow: Flow, startNode: FlowNode, options: Respons
   if (!options.async) addErrorResponse(responses, 500, 'Run failed', RUN_FAILED_SCHEMA_NAME, { ...runIdHeader(), ...cors })
   addErrorResponse(responses, 503, 'Store unavailable', ERROR_SCHEMA_NAME, cors)
 
+  return sortedResponses(responses)
+}
+
+/** Response codes ascending (they are all three digits, so text order is numeric order). */
+export function sortedResponses(responses: Record<string, OpenApiResponse>): Record<string, OpenApiResponse> {
   const sorted: Record<string, OpenApiResponse> = {}
   for (const status of Object.keys(responses).sort()) sorted[status] = responses[status]!
   return sorted

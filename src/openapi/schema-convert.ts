@@ -90,9 +90,11 @@ function convert(input: unknown, root: JsonSchema, refsInUse: Set<string>): Json
   }
   if (typeof input.additionalProperties === 'boolean') out.additionalProperties = input.additionalProperties
   else if (isObject(input.additionalProperties)) out.additionalProperties = sub(input.additionalProperties)
+  // An object of unknown keys: said explicitly, or client generators type it as an empty record.
+  else if (out.type === 'object' && out.properties === undefined) out.additionalProperties = true
 
-  // Tuple-form items has no 3.0.3 equivalent: any of the listed item schemas is the closest.
-  if (Array.isArray(input.items)) out.items = input.items.length > 0 ? { anyOf: input.items.map(sub) } : {}
+  // Tuple-form items has no 3.0.3 equivalent: any of the listed item schemas (each once) is the closest.
+  if (Array.isArray(input.items)) out.items = tupleItems(input.items.map(sub))
   else if (input.items !== undefined) out.items = sub(input.items)
   else if (out.type === 'array') out.items = {} // 3.0.3 requires items beside type: array
 
@@ -203,6 +205,13 @@ function inlineRef(ref: string, root: JsonSchema, refsInUse: Set<string>): JsonS
   } finally {
     refsInUse.delete(ref)
   }
+}
+
+/** `anyOf` of the distinct item schemas; one schema stands alone, none is `{}`. */
+function tupleItems(items: JsonSchema[]): JsonSchema {
+  const distinct = [...new Map(items.map((item) => [JSON.stringify(item), item])).values()]
+  if (distinct.length === 0) return {}
+  return distinct.length === 1 ? distinct[0]! : { anyOf: distinct }
 }
 
 function ordered(out: Partial<Record<Key, unknown>>): JsonSchema {

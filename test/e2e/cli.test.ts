@@ -390,7 +390,7 @@ describe('flowctl export-openapi', () => {
     const doc = JSON.parse(await readFile(out, 'utf8'))
     expect(doc.openapi).toBe('3.0.3')
     expect(doc.info).toEqual({ title: 'Shop API', version: '1.0.0' })
-    expect(doc.paths['/api/run/shop/create-order'].post.operationId).toBe('start_post_create-order')
+    expect(doc.paths['/api/run/shop/create-order'].post.operationId).toBe('createOrder')
     expect((await flowctl(['export-openapi', '--project', project, '--out', out, '--check'])).exitCode).toBe(0)
 
     const flowFile = join(project, 'flows', 'quote.yaml')

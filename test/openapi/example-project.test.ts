@@ -32,18 +32,26 @@ describe('OpenAPI document of fixtures/example', () => {
       '/api/run/shop/update-ticket/{id}',
     ])
     const create = doc.paths['/api/run/shop/create-order']!.post!
-    expect(create.operationId).toBe('start_post_create-order')
+    // SPEC §20: the seed's <startNodeId>_<method> when unique (its Start sets operationId, as validate suggests when one is shared).
+    expect(create.operationId).toBe('createOrder')
+    expect(create.summary).toBe('Create an order')
     expect(create.description).toBe('Takes an order and stores it.')
     expect(create.security).toEqual([{ bearerAuth: [] }])
     expect(create.parameters).toEqual([{ name: 'x-tenant', in: 'header', required: false, schema: { type: 'string', default: 'default' } }])
     expect(Object.keys(create.responses)).toEqual(['201', '202', '400', '401', '413', '415', '429', '500', '503'])
 
     const status = doc.paths['/api/run/shop/order-status/{state}']!.get!
-    expect(status.operationId).toBe('start_get_order-status')
+    expect(status.operationId).toBe('start_get')
     expect(status.requestBody).toBeUndefined()
     expect(status.parameters!.map((p) => `${p.in}:${p.name}:${p.required}`)).toEqual(['path:state:true', 'query:verbose:false'])
     expect(Object.keys(status.responses)).toEqual(['200', '400', '404', '429', '500', '503'])
     expect(status.responses['404']!.description).toBe('Success')
+
+    // The stock service's outage: the onError End's 503, beside the store outage's.
+    const stock = doc.paths['/api/run/shop/stock-check/{sku}']!.get!
+    expect(stock.operationId).toBe('stock_get')
+    const unavailable = stock.responses['503']!.content!['application/json']!.schema as { oneOf: { properties?: Record<string, unknown> }[] }
+    expect(unavailable.oneOf.map((s) => Object.keys(s.properties ?? {}))).toEqual([['sku', 'error', 'attempts'], []])
 
     // nightly-cleanup has `http: false`: schedule-only, no operation.
     expect(project.flows.get('nightly-cleanup')!.start!.http).toBe(false)

@@ -69,33 +69,64 @@ describe('generateOpenApi: operations', () => {
     const create = doc.paths['/api/run/shop/create-order']!.post!
     expect(create.summary).toBe('Start')
     expect(create.description).toBe('Takes an order.')
-    expect(create.operationId).toBe('start_post_create-order')
+    expect(create.operationId).toBe('start_post')
     expect(create.tags).toEqual(['Shop API'])
     const plain = doc.paths['/api/run/shop/plain']!
     expect(Object.keys(plain)).toEqual(['put'])
     expect(plain.put!.summary).toBe('Begin Here')
-    expect(plain.put!.operationId).toBe('begin_put_plain')
+    expect(plain.put!.operationId).toBe('begin_put')
     expect('description' in plain.put!).toBe(false)
     expect(Object.keys(create)).toEqual(['summary', 'description', 'operationId', 'tags', 'security', 'parameters', 'requestBody', 'responses'])
   })
 
-  it('defaults operationIds to <startNodeId>_<method>_<slug>, unchanged when an unrelated flow is added', () => {
-    const flows = [simpleFlow('quote'), simpleFlow('create-order'), simpleFlow('fetch', { method: 'get' }), simpleFlow('nightly')]
-    const ids = (doc: ReturnType<typeof generate>) =>
-      Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, Object.values(item)[0]!.operationId]))
-    const before = ids(generate(flows))
-    expect(Object.values(before)).toEqual(['start_post_create-order', 'start_get_fetch', 'start_post_nightly', 'start_post_quote'])
-    // A flow sorting first, with the same Start id and method, renames nothing.
-    const after = ids(generate([simpleFlow('aaa-new'), ...flows]))
-    expect(after).toEqual({ '/api/run/shop/aaa-new': 'start_post_aaa-new', ...before })
+  // SPEC §5.2 and §20: the seed's `<startNodeId>_<method>` whenever it is unique in the document;
+  // when several operations would share one, each gets `_<slug>` with `-` written `_`.
+  const ids = (doc: ReturnType<typeof generate>) =>
+    Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, Object.values(item)[0]!.operationId]))
+  it.each([
+    ['one flow keeps the seed form', [simpleFlow('create-order')], { 'create-order': 'start_post' }],
+    [
+      'distinct Start ids and methods keep the seed form',
+      [simpleFlow('create-order', { startId: 'create' }), simpleFlow('get-order', { method: 'get' }), simpleFlow('quote', { method: 'put' })],
+      { 'create-order': 'create_post', 'get-order': 'start_get', quote: 'start_put' },
+    ],
+    [
+      'a shared id gets _<slug> on each of them, hyphens written _',
+      [simpleFlow('create-ticket'), simpleFlow('create-order'), simpleFlow('fetch', { method: 'get' })],
+      { 'create-order': 'start_post_create_order', 'create-ticket': 'start_post_create_ticket', fetch: 'start_get' },
+    ],
+    [
+      'an explicit operationId is kept when unique, and suffixed like a default when shared',
+      [
+        simpleFlow('b', { operationId: 'createThing' }),
+        simpleFlow('a', { operationId: 'createThing' }),
+        simpleFlow('c', { operationId: 'start_post' }),
+        simpleFlow('d'),
+      ],
+      { a: 'createThing_a', b: 'createThing_b', c: 'start_post_c', d: 'start_post_d' },
+    ],
+    [
+      'a name kept as it is wins over a suffixed one, which then gets a number',
+      [simpleFlow('a-b'), simpleFlow('c'), simpleFlow('z', { operationId: 'start_post_a_b' })],
+      { 'a-b': 'start_post_a_b_2', c: 'start_post_c', z: 'start_post_a_b' },
+    ],
+  ] as const)('operationIds: %s', (_name, flows, expected) => {
+    const doc = generate([...flows])
+    const byPath = Object.fromEntries(Object.entries(expected).map(([slug, id]) => [`/api/run/shop/${slug}`, id]))
+    expect(ids(doc)).toEqual(
+      Object.fromEntries(
+        Object.keys(byPath)
+          .sort()
+          .map((path) => [path, byPath[path]]),
+      ),
+    )
   })
 
-  it('uses the Start summary and operationId settings; an explicit id taken twice gets a number in path order', () => {
-    const doc = generate([simpleFlow('b', { operationId: 'createThing', summary: 'Create a thing' }), simpleFlow('a', { operationId: 'createThing' })])
-    expect(doc.paths['/api/run/shop/a']!.post!.operationId).toBe('createThing')
-    expect(doc.paths['/api/run/shop/b']!.post!.operationId).toBe('createThing_2')
+  it('uses the Start summary setting, else the Start name', () => {
+    const doc = generate([simpleFlow('b', { operationId: 'createThing', summary: 'Create a thing' }), simpleFlow('a', { operationId: 'makeThing' })])
     expect(doc.paths['/api/run/shop/b']!.post!.summary).toBe('Create a thing')
     expect(doc.paths['/api/run/shop/a']!.post!.summary).toBe('Start')
+    expect(doc.paths['/api/run/shop/a']!.post!.operationId).toBe('makeThing')
   })
 
   it('leaves out flows with http: false', () => {
@@ -409,7 +440,7 @@ describe('generateOpenApi: passes a real OpenAPI 3.0.3 validator', () => {
   it('the validator is not vacuous: it rejects what 3.0.3 forbids', async () => {
     const doc = generate([orderFlow(), simpleFlow('other')])
     const duplicateIds = structuredClone(doc)
-    duplicateIds.paths['/api/run/shop/other']!.post!.operationId = 'start_post_create-order'
+    duplicateIds.paths['/api/run/shop/other']!.post!.operationId = doc.paths['/api/run/shop/create-order']!.post!.operationId
     await expect(expectValidDocument(duplicateIds)).rejects.toThrow(/operationId/i)
     const nullType = structuredClone(doc)
     nullType.paths['/api/run/shop/other']!.post!.responses['200']!.content!['application/json']!.schema = { type: 'null' }

@@ -49,7 +49,7 @@ const cases: [string, JsonSchema, JsonSchema][] = [
       $comment: 'c',
       patternProperties: { a: {} },
     },
-    { type: 'object' },
+    { type: 'object', additionalProperties: true },
   ],
   [
     'recurses into properties',
@@ -78,7 +78,11 @@ const cases: [string, JsonSchema, JsonSchema][] = [
     { anyOf: [{ const: 1 }, { type: 'string', 'x-a': 1 }], allOf: [{ exclusiveMinimum: 2 }] },
     { anyOf: [{ enum: [1] }, { type: 'string' }], allOf: [{ minimum: 2, exclusiveMinimum: true }] },
   ],
-  ['empty required and enum are dropped (3.0.3 needs at least one)', { type: 'object', required: [], enum: [] }, { type: 'object' }],
+  [
+    'empty required and enum are dropped (3.0.3 needs at least one)',
+    { type: 'object', required: [], enum: [] },
+    { type: 'object', additionalProperties: true },
+  ],
   ['enum with null makes the schema nullable', { type: 'string', enum: ['a', null] }, { type: 'string', nullable: true, enum: ['a', null] }],
   ['examples becomes example', { type: 'string', examples: ['a', 'b'] }, { type: 'string', example: 'a' }],
   [
@@ -99,6 +103,41 @@ const cases: [string, JsonSchema, JsonSchema][] = [
     { type: 'object', properties: { child: {} } },
   ],
   ['an unknown $ref becomes {}', { type: 'object', properties: { a: { $ref: 'https://example.com/x.json' } } }, { type: 'object', properties: { a: {} } }],
+  // SPEC §20: an object of unknown keys says so, or generators type it as an empty record.
+  ['an object without properties allows any key', { type: 'object' }, { type: 'object', additionalProperties: true }],
+  ['a nullable object without properties too', { type: ['object', 'null'] }, { type: 'object', nullable: true, additionalProperties: true }],
+  [
+    'an object item without properties too',
+    { type: 'array', items: { type: 'object' } },
+    { type: 'array', items: { type: 'object', additionalProperties: true } },
+  ],
+  ['additionalProperties as written is kept', { type: 'object', additionalProperties: false }, { type: 'object', additionalProperties: false }],
+  [
+    'an additionalProperties schema is kept',
+    { type: 'object', additionalProperties: { type: 'string' } },
+    { type: 'object', additionalProperties: { type: 'string' } },
+  ],
+  [
+    'an object with properties is left closed-or-open as written',
+    { type: 'object', properties: { a: { type: 'string' } } },
+    { type: 'object', properties: { a: { type: 'string' } } },
+  ],
+  // SPEC §20: a tuple's anyOf lists each item schema once.
+  [
+    'tuple items of repeated schemas are listed once',
+    { type: 'array', items: [{ type: 'string' }, { type: 'number' }, { type: 'string' }] },
+    { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'number' }] } },
+  ],
+  [
+    'a tuple of one schema repeated is that schema',
+    { type: 'array', items: [{ type: 'string' }, { type: 'string' }] },
+    { type: 'array', items: { type: 'string' } },
+  ],
+  [
+    'tuple items equal after conversion are listed once',
+    { type: 'array', items: [{ const: 1 }, { enum: [1] }, { type: 'integer', 'x-a': 1 }, { type: 'integer' }] },
+    { type: 'array', items: { anyOf: [{ enum: [1] }, { type: 'integer' }] } },
+  ],
   ['boolean sub-schemas', { type: 'object', properties: { a: true, b: false } }, { type: 'object', properties: { a: {}, b: { not: {} } } }],
 ]
 

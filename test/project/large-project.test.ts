@@ -57,6 +57,11 @@ describe('a large project', () => {
     const many = problems.filter((p) => p.file.startsWith('flows/many-'))
     const shown = many.map((p) => `${p.file}:${p.line}:${p.column} ${p.severity}: ${p.message}`)
     expect(shown).toEqual([
+      // SPEC §20: the generated Starts keep the seed's operationId and name; one warning per shared name.
+      expect.stringMatching(
+        /^flows\/many-0000\.yaml:3:5 warning: 296 operations would share the OpenAPI operationId "start_post" \(flows\/many-0000\.yaml, .* and 293 more\)/,
+      ),
+      expect.stringMatching(/^flows\/many-0000\.yaml:3:5 warning: 295 OpenAPI operations share the summary "start"/),
       expect.stringMatching(/^flows\/many-0050\.yaml:10:11 error: node "done": "ned" is not a node type \(did you mean "end"\?\)/),
       'flows/many-0100.yaml:8:11 error: node "start": next points to "nowhere", which is not a node id of this flow',
       'flows/many-0100.yaml:9:9 error: node "done" cannot be reached from the start node; connect it with a next, or remove it',

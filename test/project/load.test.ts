@@ -56,7 +56,7 @@ describe('loadProject(fixtures/example)', () => {
       name: 'Big Order',
       refName: 'big_order',
       next: { true: 'save_big', false: 'save' },
-      pos: { line: 19, column: 5 },
+      pos: { line: 21, column: 5 },
     })
     expect(check?.settings).toEqual({ condition: { left: '{{start.qty}}', op: 'gt', right: 10 } })
     expect(order?.nodesById.get('start')?.next).toEqual({ out: 'check' })

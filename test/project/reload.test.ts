@@ -53,7 +53,7 @@ describe('reloadProject', () => {
     const broken = await reloadProject(project, [path])
     expect(broken.flows.get('create-order')).toBe(project.flows.get('create-order'))
     expect(errorsOf(broken)).toMatchObject([
-      { file: 'flows/create-order.yaml', line: 22, column: 5, message: expect.stringContaining('"nxt" is not a setting of an if node') },
+      { file: 'flows/create-order.yaml', line: 24, column: 5, message: expect.stringContaining('"nxt" is not a setting of an if node') },
     ])
 
     const fixed = await reloadProject(broken, [await edit('create-order.yaml', (text) => text.replace('    nxt: save\n', '    description: fixed\n'))])

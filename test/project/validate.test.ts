@@ -113,6 +113,23 @@ const CASES: Record<string, Expected[]> = {
     ['flows/a.yaml', 6, 18, 'the OpenAPI operationId "createThing" is used by both flows/a.yaml and flows/b.yaml', 'warning'],
     ['flows/b.yaml', 6, 18, 'the OpenAPI operationId "createThing" is used by both flows/a.yaml and flows/b.yaml', 'warning'],
   ],
+  // SPEC §20: one warning per shared name, at its first file; http: false flows and named Starts share nothing.
+  'shared-operation-names': [
+    [
+      'flows/create-order.yaml',
+      3,
+      5,
+      '2 operations would share the OpenAPI operationId "start_post" (flows/create-order.yaml and flows/create-ticket.yaml), so each gets its flow\'s slug appended ("start_post_create_order"); set operationId on their start nodes',
+      'warning',
+    ],
+    [
+      'flows/create-order.yaml',
+      3,
+      5,
+      '2 OpenAPI operations share the summary "Start" (flows/create-order.yaml and flows/create-ticket.yaml); set summary on their start nodes',
+      'warning',
+    ],
+  ],
   'expression-syntax': [['flows/total.yaml', 10, 35, 'node "done": "{{= start.qty * }}": expression syntax error: Unexpected end of expression']],
   'expression-unknown-root': [
     ['flows/total.yaml', 10, 30, '"{{= $sum(basket.items.price) }}" refers to "basket", which is not a node of this flow (known names: run, start, done)'],
@@ -136,7 +153,18 @@ const CASES: Record<string, Expected[]> = {
     ['flows/b.yaml', 4, 75, 'node "each" makes the flows call each other (a → b → a); a flow may not call itself'],
     ['flows/self.yaml', 4, 49, 'node "again" calls its own flow'],
   ],
-  'call-too-deep': [['flows/level-0.yaml', 4, 45, 'node "sub": calling "level-1" nests flow calls 9 deep; calls nest at most 8 deep']],
+  'call-too-deep': [
+    ['flows/level-0.yaml', 4, 45, 'node "sub": calling "level-1" nests flow calls 9 deep; calls nest at most 8 deep'],
+    // The nine flows that load all keep the seed's operationId and the Start's name (SPEC §20).
+    [
+      'flows/level-1.yaml',
+      3,
+      5,
+      '9 operations would share the OpenAPI operationId "start_post" (flows/level-1.yaml, flows/level-2.yaml, flows/level-3.yaml and 6 more)',
+      'warning',
+    ],
+    ['flows/level-1.yaml', 3, 5, '9 OpenAPI operations share the summary "Start"', 'warning'],
+  ],
   'bad-each-concurrency': [['flows/each.yaml', 12, 18, 'node "each": concurrency must be <= 16']],
   'url-template-host': [['flows/fetch.yaml', 10, 10, 'node "call": url has a {{ }} value in its scheme, host or port']],
 }
