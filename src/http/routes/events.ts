@@ -30,11 +30,14 @@ export function eventsHandler(context: AppContext) {
       countRejections(event, null)
       throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': CHALLENGES.bearer } })
     }
+    const headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' }
+    // HEAD: the same headers, and no stream is opened (it would stay subscribed with nobody reading).
+    if (event.req.method === 'HEAD') return new Response(null, { status: 200, headers })
     const nodeResponse = event.runtime?.node?.res as ServerResponse | undefined
     const lastEventId = event.req.headers.get('last-event-id') ?? event.url.searchParams.get('lastEventId')
     return new Response(eventStream(context, caller, eventBufferLimit(context), nodeResponse, lastEventId), {
       status: 200,
-      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' },
+      headers,
     })
   }
 }
