@@ -33,7 +33,8 @@ export async function runTestPass(dir: string, options: TestPassOptions = {}): P
   }
   const flowProblems = project.problems.filter((problem) => problem.severity === 'error')
   const projectName = project.settings.name
-  if (flowProblems.length) return { kind: 'broken', problems: flowProblems, reason: 'the flow files have errors; fix them first (see flowctl validate)', projectName }
+  if (flowProblems.length)
+    return { kind: 'broken', problems: flowProblems, reason: 'the flow files have errors; fix them first (see flowctl validate)', projectName }
   if (options.flow !== undefined && !project.flows.has(options.flow)) {
     const known = [...project.flows.keys()].sort().join(', ') || 'none'
     return { kind: 'broken', problems: [], reason: `--flow: there is no flow "${options.flow}" (flows: ${known})`, projectName }

@@ -46,7 +46,10 @@ class SseClient {
           for (const line of block.split('\n')) {
             if (line.startsWith('id: ')) event.id = line.slice(4)
             else if (line.startsWith('event: ')) event.event = line.slice(7)
-            else if (line.startsWith('data: ')) ((event.data = line.slice(6)), (hasData = true))
+            else if (line.startsWith('data: ')) {
+              event.data = line.slice(6)
+              hasData = true
+            }
           }
           if (hasData) this.events.push(event)
           for (const wake of this.waiters.splice(0)) wake()

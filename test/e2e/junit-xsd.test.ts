@@ -44,7 +44,10 @@ describe.skipIf(!xmllint)('JUnit XML against the Jenkins xunit junit-10.xsd', ()
   it('the schema itself rejects what the old report wrote (file on testcase, skipped on testsuites)', async () => {
     const dir = await copyFixture('testing')
     const bad = join(dir, 'bad.xml')
-    await writeFile(bad, '<testsuites skipped="0"><testsuite name="a" tests="1" failures="0" errors="0"><testcase name="x" file="a.yaml"/></testsuite></testsuites>')
+    await writeFile(
+      bad,
+      '<testsuites skipped="0"><testsuite name="a" tests="1" failures="0" errors="0"><testcase name="x" file="a.yaml"/></testsuite></testsuites>',
+    )
     const verdict = validate(bad)
     expect(verdict.code).not.toBe(0)
     expect(verdict.messages).toContain("attribute 'skipped' is not allowed")
@@ -80,7 +83,9 @@ describe.skipIf(!xmllint)('JUnit XML against the Jenkins xunit junit-10.xsd', ()
     expect(verdict.code).toBe(0)
     const xml = await readFile(file, 'utf8')
     expect(xml).toMatch(/<testsuite name="tests\/broken.test.yaml" tests="1" failures="0" errors="1"/)
-    expect(xml).toMatch(/<testcase classname="tests\/broken.test.yaml" name="load" time="0.000">\n\s+<error type="broken" message="tests\/broken.test.yaml:\d+:\d+: /)
+    expect(xml).toMatch(
+      /<testcase classname="tests\/broken.test.yaml" name="load" time="0.000">\n\s+<error type="broken" message="tests\/broken.test.yaml:\d+:\d+: /,
+    )
     expect(xml).toMatch(/<testsuites name="Testing" tests="1" failures="0" errors="1"/)
   })
 })

@@ -178,11 +178,7 @@ export function runHandler(context: AppContext) {
       logRejected(context, projectId, flow.slug, outcome.errors)
       throw httpError('INPUT_INVALID', outcome.errors)
     }
-    return guards.settle(
-      event,
-      outcomeResponse(event, outcome, flow, project, trace, cors),
-      outcome.kind === 'failed',
-    )
+    return guards.settle(event, outcomeResponse(event, outcome, flow, project, trace, cors), outcome.kind === 'failed')
   }
 }
 
