@@ -58,6 +58,8 @@ export async function testOnce(context: CommandContext, dir: string, flags: Test
     onCase: quiet ? undefined : (result) => printCase(context, result),
   })
   if (pass.kind === 'broken') {
+    // CI still gets its report: the broken files become testcases with an <error> (SPEC §20).
+    if (flags.reporter === 'junit') await writeJunit(context, pass, flags.out)
     if (output.json)
       output.data({ ok: false, problems: pass.problems.map(({ file, line, column, message }) => ({ file, line, column, message })), errors: [pass.reason] })
     else {
@@ -123,9 +125,12 @@ function printCoverage(context: CommandContext, coverage: NonNullable<Extract<Te
   output.line('')
 }
 
-async function writeJunit(context: CommandContext, pass: Extract<TestPass, { kind: 'ran' }>, out: string | undefined): Promise<void> {
-  const { junitReport } = await import('../testing/junit.js')
-  const xml = junitReport(pass.results, pass.project.settings.name)
+async function writeJunit(context: CommandContext, pass: Extract<TestPass, { kind: 'ran' | 'broken' }>, out: string | undefined): Promise<void> {
+  const { junitBrokenReport, junitReport } = await import('../testing/junit.js')
+  const xml =
+    pass.kind === 'ran'
+      ? junitReport(pass.results, pass.project.settings.name)
+      : junitBrokenReport(pass.problems, pass.reason, pass.projectName ?? 'flowctl test')
   if (out === undefined) {
     context.output.line(xml)
     return

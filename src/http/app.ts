@@ -2,7 +2,7 @@
 // one error handler: routes and helpers throw FlowctlError (src/errors.ts: code → status, message,
 // headers) and `errorAnswer` below renders every error answer; anything else is a logged 500 that
 // never shows a stack trace or a secret to the client.
-import { H3, HTTPError, type H3Event } from 'h3'
+import { H3, HTTPError, type EventHandler, type H3Event } from 'h3'
 import { FlowctlError, hasErrorCode, httpError } from '../errors.js'
 import type { AppContext, AppOptions } from './context.js'
 import { RateLimiter } from './rate-limit.js'
@@ -66,31 +66,66 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   })
 
   app.all('/api/run/**', runHandler(context))
-  app.get('/api/openapi/:projectId', openApiHandler(context))
-  app.get('/api/result/:projectId/:runId', resultHandler(context))
+  const routes = new RouteTable(app)
+  routes.add('GET', '/api/openapi/:projectId', openApiHandler(context))
+  routes.add('GET', '/api/result/:projectId/:runId', resultHandler(context))
+  // Its preflight: answered by the route itself, with the async Starts' CORS (a method's own route wins over the 405).
   app.options('/api/result/:projectId/:runId', resultHandler(context))
-  app.get('/api/runs/:projectId', runsHandler(context))
-  app.get('/api/runs/:projectId/:runId', runHandlerById(context))
-  app.post('/api/replay/:projectId/:runId', replayHandler(context))
-  app.get('/api/events', eventsHandler(context))
-  app.get('/api/cron/tick', tickHandler(context))
-  app.post('/api/cron/tick', tickHandler(context))
-  app.get('/api/status', statusJsonHandler(context))
-  app.get('/status', statusPageHandler(context))
-  app.get('/docs/assets/:file', docsAssetHandler())
-  app.get('/docs/:projectId', docsPageHandler(context))
-  app.get('/', dashboardHandler(context))
-  app.get('/sign-in', signInPageHandler())
-  app.post('/sign-in', signInHandler(context))
-  app.post('/sign-out', signOutHandler())
-  app.get('/flows/:projectId/:slug', flowPageHandler(context))
-  app.post('/flows/:projectId/:slug', flowFormHandler(context))
-  app.get('/runs/:projectId/:runId', runPageHandler(context))
-  app.post('/runs/:projectId/:runId/replay', replayFormHandler(context))
+  routes.add('GET', '/api/runs/:projectId', runsHandler(context))
+  routes.add('GET', '/api/runs/:projectId/:runId', runHandlerById(context))
+  routes.add('POST', '/api/replay/:projectId/:runId', replayHandler(context))
+  routes.add('GET', '/api/events', eventsHandler(context))
+  routes.add('GET', '/api/cron/tick', tickHandler(context))
+  routes.add('POST', '/api/cron/tick', tickHandler(context))
+  routes.add('GET', '/api/status', statusJsonHandler(context))
+  routes.add('GET', '/status', statusPageHandler(context))
+  routes.add('GET', '/docs/assets/:file', docsAssetHandler())
+  routes.add('GET', '/docs/:projectId', docsPageHandler(context))
+  routes.add('GET', '/', dashboardHandler(context))
+  routes.add('GET', '/sign-in', signInPageHandler())
+  routes.add('POST', '/sign-in', signInHandler(context))
+  routes.add('POST', '/sign-out', signOutHandler())
+  routes.add('GET', '/flows/:projectId/:slug', flowPageHandler(context))
+  routes.add('POST', '/flows/:projectId/:slug', flowFormHandler(context))
+  routes.add('GET', '/runs/:projectId/:runId', runPageHandler(context))
+  routes.add('POST', '/runs/:projectId/:runId/replay', replayFormHandler(context))
+  routes.answerOtherMethods()
   app.all('/**', (event) => {
     throw notFound(event)
   })
   return app
+}
+
+/**
+ * The routes outside the Run API (SPEC §20 "HTTP"): every GET route also answers HEAD (its GET
+ * handler runs; Node sends the status and headers without the body), and a known path asked with
+ * another method answers 405 with `Allow`. A method's own route wins over the path's catch-all in
+ * h3's router, so the 405 handler only sees the methods nobody registered.
+ */
+class RouteTable {
+  readonly #methods = new Map<string, string[]>()
+
+  constructor(private readonly app: H3) {}
+
+  add(method: 'GET' | 'POST', path: string, handler: EventHandler): void {
+    this.app.on(method, path, handler)
+    const methods = this.#methods.get(path) ?? []
+    methods.push(method)
+    if (method === 'GET') {
+      this.app.on('HEAD', path, handler)
+      methods.push('HEAD')
+    }
+    this.#methods.set(path, methods)
+  }
+
+  answerOtherMethods(): void {
+    for (const [path, methods] of this.#methods) {
+      const allow = methods.join(', ')
+      this.app.all(path, () => {
+        throw httpError('METHOD_NOT_ALLOWED', undefined, { headers: { allow } })
+      })
+    }
+  }
 }
 
 /** No route: a Run API path is a flow not found (counted on /status), anything else not found. */

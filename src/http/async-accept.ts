@@ -51,7 +51,6 @@ export async function acceptAsyncRun(context: AppContext, event: H3Event, reques
   })
   context.options.asyncQueued?.(projectId)
   const location = resultPath(projectId, runId)
-  const cors =
-    request.cors && 'access-control-allow-origin' in request.cors ? { ...request.cors, 'access-control-expose-headers': 'X-Run-Id, Location' } : request.cors
-  return sendJson(event, 202, { ok: true, runId, status: 'queued' }, { ...cors, location, 'x-run-id': runId })
+  // request.cors already exposes X-Run-Id and Location (cors.ts).
+  return sendJson(event, 202, { ok: true, runId, status: 'queued' }, { ...request.cors, location, 'x-run-id': runId })
 }

@@ -2,7 +2,11 @@
 // an allowed origin carry Access-Control-Allow-Origin; a listed origin is echoed, `*` is sent only
 // when `*` is configured (never with credentials: that is a load problem). Every answer of a flow
 // with CORS settings carries `Vary: Origin`, so caches keep answers for different origins apart.
-import { corsFor, type Project, type StartInfo } from '../model/project.js'
+// SPEC §20: a preflight allows the Start's idempotency header and declared header inputs, and every
+// allowed answer lists in Access-Control-Expose-Headers what a page may want to read (X-Run-Id, the
+// async Location, Idempotent-Replayed, Retry-After, and every header an End of the flow sets).
+import { corsFor, type Flow, type Project, type StartInfo } from '../model/project.js'
+import { idempotencyOf } from '../project/guard-settings.js'
 import type { HeaderPairs } from './respond.js'
 
 export interface FlowCors {
@@ -13,10 +17,20 @@ export interface FlowCors {
   maxAgeSeconds: number
   /** Access-Control-Allow-Headers of a preflight. */
   allowHeaders: string
+  /** Access-Control-Expose-Headers of an allowed answer. */
+  exposeHeaders: string
 }
 
-/** The resolved CORS settings of a Start (the project's with the Start's over them); null when none apply. */
-export function flowCors(project: Project, start: StartInfo): FlowCors | null {
+/** Headers of the Run API's own answers that a page may read. */
+const RUN_API_EXPOSED = ['X-Run-Id', 'Location', 'Idempotent-Replayed', 'Retry-After']
+/** Safelisted response headers need no listing; the rest are the transport's. */
+const NOT_EXPOSED = new Set(['content-type', 'content-length', 'cache-control', 'content-language', 'expires', 'last-modified', 'pragma', 'set-cookie'])
+
+/**
+ * The resolved CORS settings of a Start (the project's with the Start's over them); null when none
+ * apply. With its flow, the headers its Ends set are exposed too.
+ */
+export function flowCors(project: Project, start: StartInfo, flow?: Flow): FlowCors | null {
   const settings = corsFor(project.settings.cors, start.cors)
   if (!settings) return null
   const origins = new Set(settings.origins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()))
@@ -26,7 +40,22 @@ export function flowCors(project: Project, start: StartInfo): FlowCors | null {
     credentials: settings.credentials,
     maxAgeSeconds: settings.maxAgeSeconds,
     allowHeaders: allowedRequestHeaders(start, settings.headers).join(', '),
+    exposeHeaders: exposedHeaders(flow).join(', '),
   }
+}
+
+/** The Run API's readable headers and every header an End of the flow writes (a static name). */
+function exposedHeaders(flow: Flow | undefined): string[] {
+  const names = new Map(RUN_API_EXPOSED.map((name) => [name.toLowerCase(), name]))
+  for (const node of flow?.nodes ?? []) {
+    const written = node.type === 'end' ? node.settings.headers : undefined
+    if (!written || typeof written !== 'object' || Array.isArray(written)) continue
+    for (const name of Object.keys(written)) {
+      const lower = name.toLowerCase()
+      if (!names.has(lower) && !NOT_EXPOSED.has(lower)) names.set(lower, name)
+    }
+  }
+  return [...names.values()]
 }
 
 /** Content-Type, the credential's header, the declared header inputs and the configured extras. */
@@ -36,6 +65,8 @@ function allowedRequestHeaders(start: StartInfo, extra: string[]): string[] {
     if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name)
   }
   add('Content-Type')
+  const idempotency = idempotencyOf(start)
+  if (idempotency) add(idempotency.header)
   const auth = start.auth
   if (auth?.type === 'bearer' || auth?.type === 'basic') add('Authorization')
   else if (auth?.type === 'apiKey' || auth?.type === 'hmac') add(auth.header)
@@ -52,6 +83,7 @@ export function corsHeaders(cors: FlowCors, origin: string | null): HeaderPairs 
   if (!allowed) return headers
   headers['access-control-allow-origin'] = allowed
   if (cors.credentials) headers['access-control-allow-credentials'] = 'true'
+  if (cors.exposeHeaders) headers['access-control-expose-headers'] = cors.exposeHeaders
   return headers
 }
 
@@ -69,5 +101,7 @@ export function preflightHeaders(cors: FlowCors, origin: string | null, allowMet
   headers['access-control-allow-methods'] = allowMethods
   headers['access-control-allow-headers'] = cors.allowHeaders
   headers['access-control-max-age'] = String(cors.maxAgeSeconds)
+  // Expose-Headers belongs to actual answers, not to the preflight.
+  delete headers['access-control-expose-headers']
   return headers
 }

@@ -202,11 +202,39 @@ export async function evaluateInThread(expression: ThreadExpression, input: Reco
   let result: unknown
   try {
     expression.budget.start()
-    result = await expression.jsonata.evaluate(input, expression.bindings)
+    result = await expression.jsonata.evaluate(input, withRunClock(expression.bindings, input))
   } catch (error) {
     throw expressionErrorOf(error)
   }
   return plainResult(result, expression.limits)
+}
+
+/** Whether an expression calls `$now()` or `$millis()`: its input then needs the `run` root (runClock). */
+export function readsClock(source: string): boolean {
+  return /\$(?:now|millis)\b/.test(source)
+}
+
+/**
+ * `$now()` and `$millis()` are the run's start (`run.startedAt`), not the moment of each evaluation:
+ * one run sees one time in every expression, and a flow test's `now:` (which sets startedAt) fixes
+ * them (SPEC §20). Without a run in the input, JSONata's own clock answers.
+ */
+function withRunClock(bindings: Record<string, unknown>, input: Record<string, unknown>): Record<string, unknown> {
+  const run = input.run as { startedAt?: unknown } | undefined
+  const millis = typeof run?.startedAt === 'string' ? Date.parse(run.startedAt) : Number.NaN
+  if (Number.isNaN(millis)) return bindings
+  return {
+    ...bindings,
+    millis: () => millis,
+    // Formats as the built-in does ($now(picture, timezone)), through JSONata's own $fromMillis.
+    now: (picture?: unknown, timezone?: unknown) => fromMillis().evaluate({}, { m: millis, p: picture, t: timezone }),
+  }
+}
+
+let fromMillisExpression: Jsonata.Expression | null = null
+function fromMillis(): Jsonata.Expression {
+  fromMillisExpression ??= jsonata('$fromMillis($m, $p, $t)')
+  return fromMillisExpression
 }
 
 /** The ExpressionError for what jsonata (or a bound) threw. */

@@ -10,6 +10,7 @@ import type Jsonata from 'jsonata'
 import {
   compileInThread,
   evaluateInThread,
+  readsClock,
   jsonata,
   jsonataError,
   plainResult,
@@ -164,7 +165,9 @@ export async function evaluateExpression(expression: CompiledExpression, input: 
 function rootsRead(source: string): readonly string[] | null {
   if (/\$\$|\$(?![\w$])/.test(source)) return null
   const inspected = inspectExpression(source)
-  return 'roots' in inspected ? [...new Set(inspected.roots.map((root) => root.name))] : null
+  if (!('roots' in inspected)) return null
+  // `$now()`/`$millis()` read the run's start time (see withRunClock).
+  return [...new Set([...inspected.roots.map((root) => root.name), ...(readsClock(source) ? ['run'] : [])])]
 }
 
 /** Only the roots a worker needs are copied to it: an earlier node's large output stays here. */

@@ -1,6 +1,8 @@
 // What `GET /api/events` streams (SPEC §14): `run` as each run ends (the record without its trace),
 // `reload` after a project reloads and `tick` after a scheduler tick. Subscribers are the SSE
 // streams and the serve log; publishing with none costs a loop over an empty set.
+// Every event gets an id (SPEC §20); the hub keeps the last RESUMABLE_RUNS `run` events so that a
+// client reconnecting with `Last-Event-ID` first gets the runs it missed (runsSince).
 import type { RunRecord, Store } from '../model/store.js'
 
 export type ServerEvent =
@@ -8,11 +10,25 @@ export type ServerEvent =
   | { type: 'reload'; projectId: string; data: { projectId: string; changed: string[]; summary: string[]; ok: boolean } }
   | { type: 'tick'; projectId: null; data: Record<string, unknown> }
 
-export type EventListener = (event: ServerEvent) => void
+/** An event as sent: with its id, `<process epoch>.<sequence>`. */
+export type SentEvent = ServerEvent & { id: string }
+
+export type EventListener = (event: SentEvent) => void
+
+/** How many of the latest `run` events a reconnecting client can be sent (SPEC §20: at least 1,000). */
+export const RESUMABLE_RUNS = 1000
 
 export class EventHub {
   readonly #listeners = new Set<EventListener>()
   readonly #streams = new Set<() => void>()
+  /** Ids of another process (before a restart) are unknown here, whatever their sequence. */
+  readonly #epoch = Date.now().toString(36)
+  #sequence = 0
+  /** The latest run events, oldest first: a ring of RESUMABLE_RUNS slots from #ringStart. */
+  readonly #runs: SentEvent[] = []
+  #ringStart = 0
+  /** The sequence of the newest run event that left the ring (0: none has). */
+  #droppedUpTo = 0
 
   /** Registers how to end one open event stream; returns the function that forgets it. */
   addStream(end: () => void): () => void {
@@ -34,15 +50,53 @@ export class EventHub {
     return this.#listeners.size
   }
 
+  /** The id of the latest event (a `reset` carries it, so the next reconnection resumes from there). */
+  get lastId(): string {
+    return `${this.#epoch}.${this.#sequence}`
+  }
+
   publish(event: ServerEvent): void {
+    const sent = { ...event, id: `${this.#epoch}.${++this.#sequence}` } as SentEvent
+    if (sent.type === 'run') this.#keep(sent)
     for (const listener of this.#listeners) {
       try {
-        listener(event)
+        listener(sent)
       } catch {
         // One broken subscriber (a closed stream) never stops the others or the run.
       }
     }
   }
+
+  /**
+   * The run events after the event `lastEventId`, oldest first; null when that id is unknown (another
+   * process, malformed, ahead of this one) or too old (runs after it left the ring): then `reset`.
+   */
+  runsSince(lastEventId: string): SentEvent[] | null {
+    const match = /^([0-9a-z]+)\.(\d{1,15})$/.exec(lastEventId)
+    if (!match || match[1] !== this.#epoch) return null
+    const sequence = Number(match[2])
+    if (sequence > this.#sequence || sequence < this.#droppedUpTo) return null
+    const after: SentEvent[] = []
+    for (let i = 0; i < this.#runs.length; i++) {
+      const run = this.#runs[(this.#ringStart + i) % this.#runs.length]!
+      if (sequenceOf(run) > sequence) after.push(run)
+    }
+    return after
+  }
+
+  #keep(run: SentEvent): void {
+    if (this.#runs.length < RESUMABLE_RUNS) {
+      this.#runs.push(run)
+      return
+    }
+    this.#droppedUpTo = sequenceOf(this.#runs[this.#ringStart]!)
+    this.#runs[this.#ringStart] = run
+    this.#ringStart = (this.#ringStart + 1) % RESUMABLE_RUNS
+  }
+}
+
+function sequenceOf(event: SentEvent): number {
+  return Number(event.id.slice(event.id.indexOf('.') + 1))
 }
 
 /**

@@ -85,12 +85,9 @@ export const PG_SQL = {
     WHERE project_id = $1 AND ($2::text[] IS NULL OR flow = ANY($2::text[])) AND ($3::timestamptz IS NULL OR started_at > $3::timestamptz)
     GROUP BY status`,
   getDocument: 'SELECT body FROM documents WHERE project_id = $1 AND collection = $2 AND id = $3',
-  // Also prunes this schedule's claims a week older than the claimed minute (see sqlite-statements.ts).
   claimedMinutes: `SELECT minute FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute >= $3::timestamptz AND minute <= $4::timestamptz ORDER BY minute`,
-  claim: `WITH pruned AS (
-      DELETE FROM schedule_claims WHERE project_id = $1 AND schedule_id = $2 AND minute < $4::timestamptz
-    )
-    INSERT INTO schedule_claims (project_id, schedule_id, minute) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+  // Never pruned: a claim is the proof that a minute ran (SPEC §20, see retention.ts).
+  claim: `INSERT INTO schedule_claims (project_id, schedule_id, minute) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
   saveHeartbeat: `INSERT INTO heartbeats (project_id, at, summary) VALUES ($1, $2, $3::jsonb)
     ON CONFLICT (project_id) DO UPDATE SET at = excluded.at, summary = excluded.summary`,
   getHeartbeat: 'SELECT at, summary FROM heartbeats WHERE project_id = $1',

@@ -8,7 +8,6 @@ import type { FilterNode } from '../model/document-filter.js'
 import { withId } from './documents.js'
 import { HistoryCap } from './history-cap.js'
 import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
-import { claimPruneBefore } from './retention.js'
 import { migratePostgres } from './migrations/postgres.js'
 import { describeServer, hideNames, isConnectionError, namesInUrl, unavailableError } from './postgres-errors.js'
 import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, pgDocumentRows, pgRunValues, pushDocumentColumns, type PgDocumentRow } from './postgres-sql.js'
@@ -321,7 +320,7 @@ class PostgresStore implements Store {
 
   async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {
     const at = canonicalIso(minute, 'minute')
-    const { rowCount } = await this.query('flowctl_claim', PG_SQL.claim, [projectId, scheduleId, at, claimPruneBefore(at)])
+    const { rowCount } = await this.query('flowctl_claim', PG_SQL.claim, [projectId, scheduleId, at])
     return rowCount === 1
   }
 

@@ -1,14 +1,9 @@
-// How long both stores keep what only housekeeping reads: schedule claims and finished async runs.
+// How long both stores keep what only housekeeping reads: finished async runs.
 // Each store runs the same policy in its own SQL, with the boundaries computed here.
+// Schedule claims are never pruned (SPEC §20 "a minute runs once, forever"): `tick --at`, catch-up
+// and `backfill` can name any past minute, and a claim is the only proof that it ran. A claim is one
+// small row per run that a schedule made, far smaller than the run's history record.
 import { ASYNC_RESULT_RETENTION_MS } from '../model/async-runs.js'
-
-/** Claims older than this, relative to the minute being claimed, are pruned (they can no longer be re-ticked in practice). */
-export const CLAIM_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
-
-/** The oldest claimed minute (ISO) kept when `minute` is claimed; older claims of that schedule are deleted with the claim. */
-export function claimPruneBefore(minute: string): string {
-  return new Date(new Date(minute).getTime() - CLAIM_RETENTION_MS).toISOString()
-}
 
 /** Finished async runs are pruned at most this often per store instance and project (by a claim). */
 const ASYNC_PRUNE_EVERY_MS = 10 * 60 * 1000

@@ -24,7 +24,6 @@ export class SqliteStatements {
   readonly insertDocumentIfAbsent: Database.Statement
   readonly getDocument: Database.Statement
   readonly claim: Database.Statement
-  readonly pruneClaims: Database.Statement
   readonly claimedMinutes: Database.Statement
   readonly saveHeartbeat: Database.Statement
   readonly getHeartbeat: Database.Statement
@@ -57,7 +56,6 @@ export class SqliteStatements {
     this.claimedMinutes = db.prepare(
       'SELECT minute FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute >= ? AND minute <= ? ORDER BY minute',
     )
-    this.pruneClaims = db.prepare('DELETE FROM schedule_claims WHERE project_id = ? AND schedule_id = ? AND minute < ?')
     this.saveHeartbeat = db.prepare(`INSERT INTO heartbeats (project_id, at, summary) VALUES (?, ?, ?)
       ON CONFLICT (project_id) DO UPDATE SET at = excluded.at, summary = excluded.summary`)
     this.getHeartbeat = db.prepare('SELECT at, summary FROM heartbeats WHERE project_id = ?')

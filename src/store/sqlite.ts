@@ -13,7 +13,6 @@ import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { SQLITE_MIGRATIONS } from './migrations/sqlite.js'
 import { unappliedMigrations } from './migrations/runner.js'
 import { SqliteStatements } from './sqlite-statements.js'
-import { claimPruneBefore } from './retention.js'
 import { runValues, toOutboxMessages, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './rows.js'
 import { parseRunDetails } from './run-details.js'
 import { sqliteBatchCommit, type SqliteDocumentRow, type SqliteWrite } from './sqlite-commit.js'
@@ -273,11 +272,7 @@ class SqliteStore implements Store {
 
   async claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean> {
     const at = canonicalIso(minute, 'minute')
-    return guarded(() => {
-      const claimed = this.sql.claim.run(projectId, scheduleId, at, new Date().toISOString()).changes === 1
-      if (claimed) this.sql.pruneClaims.run(projectId, scheduleId, claimPruneBefore(at))
-      return claimed
-    })
+    return guarded(() => this.sql.claim.run(projectId, scheduleId, at, new Date().toISOString()).changes === 1)
   }
 
   async claimedMinutes(projectId: string, scheduleId: string, from: string, to: string): Promise<string[]> {

@@ -9,7 +9,7 @@ import { flowsReachedFrom } from './test-file.js'
 
 export type TestPass =
   /** Flow files or test files have errors: nothing ran (exit 2). */
-  | { kind: 'broken'; problems: Problem[]; reason: string }
+  | { kind: 'broken'; problems: Problem[]; reason: string; projectName?: string }
   | { kind: 'empty'; reason: string }
   | { kind: 'ran'; project: Project; results: CaseResult[]; coverage: FlowCoverage[] | null; durationMs: number }
 
@@ -32,15 +32,17 @@ export async function runTestPass(dir: string, options: TestPassOptions = {}): P
     return { kind: 'broken', problems: error.problems.filter((problem) => problem.severity === 'error'), reason: error.message }
   }
   const flowProblems = project.problems.filter((problem) => problem.severity === 'error')
-  if (flowProblems.length) return { kind: 'broken', problems: flowProblems, reason: 'the flow files have errors; fix them first (see flowctl validate)' }
+  const projectName = project.settings.name
+  if (flowProblems.length)
+    return { kind: 'broken', problems: flowProblems, reason: 'the flow files have errors; fix them first (see flowctl validate)', projectName }
   if (options.flow !== undefined && !project.flows.has(options.flow)) {
     const known = [...project.flows.keys()].sort().join(', ') || 'none'
-    return { kind: 'broken', problems: [], reason: `--flow: there is no flow "${options.flow}" (flows: ${known})` }
+    return { kind: 'broken', problems: [], reason: `--flow: there is no flow "${options.flow}" (flows: ${known})`, projectName }
   }
   const tests = await loadTests(project, { flow: options.flow })
   if (tests.problems.some((problem) => problem.severity === 'error')) {
     const files = new Set(tests.problems.map((problem) => problem.file)).size
-    return { kind: 'broken', problems: tests.problems, reason: `${files} test file${files === 1 ? ' has' : 's have'} errors; no case ran` }
+    return { kind: 'broken', problems: tests.problems, reason: `${files} test file${files === 1 ? ' has' : 's have'} errors; no case ran`, projectName }
   }
   if (tests.files.length === 0) {
     const which = options.flow === undefined ? '' : ` for flow "${options.flow}"`

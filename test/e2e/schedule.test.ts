@@ -142,6 +142,33 @@ describe('backfill', () => {
   })
 })
 
+describe('a minute runs once, forever (SPEC §20)', () => {
+  it('tick --at and backfill never run again a minute that ran weeks before the newest claim', async () => {
+    const dir = await projectWith('none')
+    const DAY = 24 * 60
+    const old = -30 * DAY // 30 days before `base`
+    expect((await tick(dir, old)).ran).toBe(1)
+    // A tick at a much later minute (it used to prune every claim a week older than itself).
+    expect((await tick(dir, 0)).ran).toBe(1)
+    const again = await tick(dir, old)
+    expect(again.runs.filter((r) => r.flow === 'every-minute')).toEqual([])
+    expect(again.ran).toBe(0)
+    const dry = await flowctl(['backfill', 'every-minute', '--project', dir, '--from', at(old - 1), '--to', at(old + 1), '--dry-run', '--json'])
+    expect(dry.exitCode, dry.stderr).toBe(0)
+    expect((JSON.parse(dry.stdout) as { runs: { scheduledFor: string; status: string }[] }).runs.map((r) => [r.scheduledFor, r.status])).toEqual([
+      [at(old - 1), 'would run'],
+      [at(old), 'already ran'],
+      [at(old + 1), 'would run'],
+    ])
+    const backfill = await flowctl(['backfill', 'every-minute', '--project', dir, '--from', at(old - 1), '--to', at(old + 1), '--json'])
+    expect(backfill.exitCode, backfill.stderr).toBe(0)
+    expect(JSON.parse(backfill.stdout)).toMatchObject({ ran: 2, alreadyRan: 1 })
+    const minutes = (await history(dir)).map((r) => r.scheduledFor)
+    expect(minutes.filter((m) => m === at(old))).toHaveLength(1)
+    expect(minutes.sort()).toEqual([at(old - 1), at(old), at(old + 1), at(0)].sort())
+  })
+})
+
 describe('tick --at in the future', () => {
   it('is refused (exit 2) unless --dry-run, and a dry run in the future shows what would run', async () => {
     const dir = await projectWith('none')

@@ -76,10 +76,12 @@ describe('Run API (SPEC §5.1)', () => {
 
   it('dot segments that climb out of /api/run reach no run and no other handler', async () => {
     // The URL parser resolves `%2e%2e` like `..` before routing (as browsers do): the request
-    // becomes POST /api/status, which no route answers.
+    // becomes POST /api/status, a GET-only route: 405 (SPEC §20), no run.
     const response = await server.request('/api/run/shop/%2e%2e/%2e%2e/status', jsonPost({}))
-    expect(response.status).toBe(404)
-    expect(await response.json()).toEqual({ ok: false, errors: ['not found'] })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('GET, HEAD')
+    expect(response.headers.get('x-run-id')).toBeNull()
+    expect(await response.json()).toEqual({ ok: false, errors: ['method not allowed'] })
   })
 
   it("405 with Allow for a method other than the Start's", async () => {

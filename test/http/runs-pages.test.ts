@@ -230,7 +230,7 @@ describe('GET /api/events', () => {
     const decoder = new TextDecoder()
     while (!text.includes(id)) text += decoder.decode((await reader.read()).value)
     const block = text.split('\n\n').find((part) => part.includes(id))!
-    expect(block).toMatch(/^event: run\ndata: /)
+    expect(block).toMatch(/^id: [0-9a-z]+\.\d+\nevent: run\ndata: /)
     const data = JSON.parse(block.split('data: ')[1]!) as Record<string, unknown>
     expect(data).toMatchObject({ id, projectId: 'shop', flow: 'quote', status: 'success' })
     expect(data).not.toHaveProperty('trace')

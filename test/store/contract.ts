@@ -424,6 +424,18 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(results.filter(Boolean)).toHaveLength(1)
       })
 
+      it('keeps a claim however old, after claims of much later minutes (SPEC §20: a minute runs once, forever)', async () => {
+        const projectId = freshProject()
+        const old = '2023-01-01T00:00:00.000Z'
+        expect(await store.claimScheduleMinute(projectId, 's', old)).toBe(true)
+        // Claims a year and two years later used to prune everything a week older than themselves.
+        expect(await store.claimScheduleMinute(projectId, 's', '2024-01-01T00:00:00.000Z')).toBe(true)
+        expect(await other.claimScheduleMinute(projectId, 's', '2025-01-01T00:00:00.000Z')).toBe(true)
+        expect(await store.claimScheduleMinute(projectId, 's', old)).toBe(false)
+        expect(await other.claimScheduleMinute(projectId, 's', old)).toBe(false)
+        expect(await store.claimedMinutes(projectId, 's', old, old)).toEqual([old])
+      })
+
       it('lists the claimed minutes of one schedule in a range, oldest first, to either instance', async () => {
         const projectId = freshProject()
         for (const k of [3, 1, 5, 9]) await store.claimScheduleMinute(projectId, 's', at(k))

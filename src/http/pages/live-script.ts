@@ -1,7 +1,9 @@
 // The one script of the pages (plain ES5-style JavaScript, sent inline with a nonce):
 // - shows every <time datetime> in the browser's local time with its zone;
 // - follows /api/events: a `run` event adds a row to each run list it belongs to, a `reload` event
-//   shows a banner with a refresh link (a form being filled in is never thrown away);
+//   shows a banner with a refresh link (a form being filled in is never thrown away), a `reset` event
+//   (the stream could not replay what was missed, SPEC §20) reloads the run lists and last-run cells
+//   from a fresh copy of the page;
 // - checks the JSON of the body editor as it is typed, and sends the run form with fetch so the
 //   answer and trace show without leaving the page.
 // Everything from the server is written with textContent: no markup is ever built from data.
@@ -53,6 +55,29 @@ export const LIVE_SCRIPT = `
     });
   }
 
+  // Swaps each run list and last-run cell for the one of a freshly fetched copy of this page.
+  function reloadLists() {
+    if (!window.fetch || !window.DOMParser) return;
+    fetch(location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' })
+      .then(function (res) { return res.ok ? res.text() : null; })
+      .then(function (html) {
+        if (!html) return;
+        var fresh = new DOMParser().parseFromString(html, 'text/html');
+        function swap(selector, key) {
+          Array.prototype.forEach.call(document.querySelectorAll(selector), function (old) {
+            var match = Array.prototype.filter.call(fresh.querySelectorAll(selector), function (n) { return key(n) === key(old); })[0];
+            if (!match) return;
+            var copy = document.importNode(match, true);
+            old.parentNode.replaceChild(copy, old);
+            localTimes(copy);
+          });
+        }
+        swap('tbody[data-runs]', function (n) { return n.getAttribute('data-runs') + '/' + (n.getAttribute('data-flow') || ''); });
+        swap('[data-last-run]', function (n) { return n.getAttribute('data-last-run'); });
+      })
+      .catch(function () {});
+  }
+
   var state = document.getElementById('live-state');
   var wantsEvents = document.querySelector('[data-runs],[data-live]');
   if (wantsEvents && window.EventSource) {
@@ -60,6 +85,7 @@ export const LIVE_SCRIPT = `
     source.onopen = function () { if (state) state.textContent = '● live'; };
     source.onerror = function () { if (state) state.textContent = '○ reconnecting…'; };
     source.addEventListener('run', function (e) { try { addRun(JSON.parse(e.data)); } catch (err) {} });
+    source.addEventListener('reset', function () { reloadLists(); });
     source.addEventListener('reload', function (e) {
       var info = {}; try { info = JSON.parse(e.data); } catch (err) {}
       var box = document.getElementById('reload-banner');

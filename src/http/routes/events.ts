@@ -4,12 +4,16 @@
 // 401. A comment line every 25 s keeps proxies from closing an idle stream.
 // Each stream has a send buffer of at most `limits.eventBufferBytes` (SPEC §18): a client that does
 // not read is disconnected once its buffer is full, instead of the server holding every event for it.
+// Every event has an `id:` (SPEC §20). A client reconnecting with `Last-Event-ID` first gets the runs
+// it may read that were recorded since that event (from the hub's last RESUMABLE_RUNS), then live
+// events; when that id is unknown or too old, or the missed runs would not fit its send buffer, it
+// gets one `reset` event instead (the pages reload their lists on it).
 import type { ServerResponse } from 'node:http'
 import type { H3Event } from 'h3'
 import { httpError } from '../../errors.js'
 import { callerMay, callerOf, type Caller } from '../access.js'
 import type { AppContext } from '../context.js'
-import type { ServerEvent } from '../../serve/events.js'
+import type { SentEvent } from '../../serve/events.js'
 import { DEFAULT_LIMITS } from '../../model/project.js'
 import { CHALLENGES } from '../authorization.js'
 import { countRejections } from '../rejections.js'
@@ -17,7 +21,7 @@ import { countRejections } from '../rejections.js'
 const KEEPALIVE_MS = 25_000
 const encoder = new TextEncoder()
 /** One encoding of each event, shared by every stream that sends it (50 streams: one JSON.stringify). */
-const encoded = new WeakMap<ServerEvent, Uint8Array>()
+const encoded = new WeakMap<SentEvent, Uint8Array>()
 
 export function eventsHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
@@ -26,10 +30,14 @@ export function eventsHandler(context: AppContext) {
       countRejections(event, null)
       throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': CHALLENGES.bearer } })
     }
+    const headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' }
+    // HEAD: the same headers, and no stream is opened (it would stay subscribed with nobody reading).
+    if (event.req.method === 'HEAD') return new Response(null, { status: 200, headers })
     const nodeResponse = event.runtime?.node?.res as ServerResponse | undefined
-    return new Response(eventStream(context, caller, eventBufferLimit(context), nodeResponse), {
+    const lastEventId = event.req.headers.get('last-event-id') ?? event.url.searchParams.get('lastEventId')
+    return new Response(eventStream(context, caller, eventBufferLimit(context), nodeResponse, lastEventId), {
       status: 200,
-      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' },
+      headers,
     })
   }
 }
@@ -50,7 +58,13 @@ function eventBufferLimit(context: AppContext): number {
  * the kernel's socket buffer took is not ours. An event into an empty buffer always goes, so one
  * event larger than the limit does not cut off a client that reads.
  */
-function eventStream(context: AppContext, caller: Caller, limit: number, nodeResponse: ServerResponse | undefined): ReadableStream<Uint8Array> {
+function eventStream(
+  context: AppContext,
+  caller: Caller,
+  limit: number,
+  nodeResponse: ServerResponse | undefined,
+  lastEventId: string | null,
+): ReadableStream<Uint8Array> {
   let stop = () => {}
   return new ReadableStream<Uint8Array>(
     {
@@ -71,7 +85,11 @@ function eventStream(context: AppContext, caller: Caller, limit: number, nodeRes
             stop()
           }
         }
-        const unsubscribe = context.workspace.events.subscribe((serverEvent: ServerEvent) => {
+        // The browser retries after 3 s when the stream drops.
+        send(encoder.encode('retry: 3000\n: connected\n\n'))
+        // Missed runs are sent and live events subscribed in one synchronous step: none is lost or doubled.
+        if (lastEventId !== null) for (const bytes of missedEvents(context, caller, lastEventId, limit)) send(bytes)
+        const unsubscribe = context.workspace.events.subscribe((serverEvent: SentEvent) => {
           // Ticks name no project; everyone who may read something sees them.
           if (serverEvent.projectId !== null && !callerMay(caller, serverEvent.projectId, 'read')) return
           send(encodedEvent(serverEvent))
@@ -94,8 +112,6 @@ function eventStream(context: AppContext, caller: Caller, limit: number, nodeRes
           clearInterval(keepalive)
           context.options.signal?.removeEventListener('abort', onShutdown)
         }
-        // The browser retries after 3 s when the stream drops.
-        send(encoder.encode('retry: 3000\n: connected\n\n'))
       },
       cancel() {
         stop()
@@ -105,10 +121,21 @@ function eventStream(context: AppContext, caller: Caller, limit: number, nodeRes
   )
 }
 
-function encodedEvent(serverEvent: ServerEvent): Uint8Array {
+/** What a reconnecting client missed: its runs since `lastEventId`, or one `reset` when that cannot be told or sent. */
+function missedEvents(context: AppContext, caller: Caller, lastEventId: string, limit: number): Uint8Array[] {
+  const hub = context.workspace.events
+  const runs = hub.runsSince(lastEventId)?.filter((run) => run.projectId !== null && callerMay(caller, run.projectId, 'read'))
+  const missed = runs?.map(encodedEvent) ?? null
+  // Runs that would overflow the send buffer would disconnect the client again, for ever: a reset
+  // instead (the margin leaves room for the `retry:` line sent before them).
+  if (missed && missed.reduce((total, bytes) => total + bytes.byteLength, 0) <= limit - 64) return missed
+  return [encoder.encode(`id: ${hub.lastId}\nevent: reset\ndata: {}\n\n`)]
+}
+
+function encodedEvent(serverEvent: SentEvent): Uint8Array {
   let bytes = encoded.get(serverEvent)
   if (!bytes) {
-    bytes = encoder.encode(`event: ${serverEvent.type}\ndata: ${JSON.stringify(serverEvent.data)}\n\n`)
+    bytes = encoder.encode(`id: ${serverEvent.id}\nevent: ${serverEvent.type}\ndata: ${JSON.stringify(serverEvent.data)}\n\n`)
     encoded.set(serverEvent, bytes)
   }
   return bytes

@@ -65,7 +65,7 @@ export function runHandler(context: AppContext) {
     }
 
     const headers = event.req.headers
-    const flowCorsSettings = flowCors(project, start)
+    const flowCorsSettings = flowCors(project, start, flow)
     const origin = flowCorsSettings ? headers.get('origin') : null
     const cors = flowCorsSettings ? corsHeaders(flowCorsSettings, origin) : undefined
 
@@ -179,11 +179,7 @@ export function runHandler(context: AppContext) {
       logRejected(context, projectId, flow.slug, outcome.errors)
       throw httpError('INPUT_INVALID', outcome.errors)
     }
-    return guards.settle(
-      event,
-      outcomeResponse(event, outcome, flow, project, trace, cors && origin ? { ...cors, 'access-control-expose-headers': 'X-Run-Id' } : cors),
-      outcome.kind === 'failed',
-    )
+    return guards.settle(event, outcomeResponse(event, outcome, flow, project, trace, cors), outcome.kind === 'failed')
   }
 }
 
