@@ -1,4 +1,5 @@
-// Run API credentials: bearer, basic, apiKey and hmac (a signature of the raw body bytes). Expected values are resolved from the project's
+// Run API credentials: bearer, basic, apiKey and hmac (a signature of the raw body bytes; Stripe's and
+// Slack's timestamped forms in signed-webhooks.ts). Expected values are resolved from the project's
 // secrets (once per loaded secrets map); an empty or unresolved expected value rejects everything (fail closed).
 // Comparisons hash both sides with SHA-256 and compare digests with timingSafeEqual, so neither the
 // content nor the length of the expected value leaks through timing.
@@ -6,10 +7,15 @@ import { createHmac, hash, timingSafeEqual } from 'node:crypto'
 import type { AuthSettings, HmacAuth, Secrets } from '../model/project.js'
 import { resolveSecretText, secretNamesIn } from '../language/secrets.js'
 import { authorizationCredentials, CHALLENGES } from './authorization.js'
+import { timestampedSignature, type SignatureUse } from './signed-webhooks.js'
 
-export type AuthDecision = { ok: true } | { ok: false; challenge: string }
+export type { SignatureUse } from './signed-webhooks.js'
+
+/** `once`: a timestamped signature (Stripe, Slack), valid but to be recorded as used before it is accepted. */
+export type AuthDecision = { ok: true; once?: SignatureUse } | { ok: false; challenge: string }
 
 const ALLOWED: AuthDecision = Object.freeze({ ok: true })
+const DEFAULT_TOLERANCE_SECONDS = 300
 
 /**
  * One-shot SHA-256 (no Hash object per call). The binary (latin1) round trip is byte-exact and, on Node 20,
@@ -72,7 +78,7 @@ export function challengeFor(auth: AuthSettings): string {
  * Checks the request's credential against the Start's auth settings (null = no auth). `rawBody`
  * is the body's bytes as received: hmac signs them (other types ignore it).
  */
-export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secrets: Secrets, rawBody?: Uint8Array): AuthDecision {
+export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secrets: Secrets, rawBody?: Uint8Array, now = Date.now()): AuthDecision {
   if (!auth) return ALLOWED
   const denied: AuthDecision = { ok: false, challenge: challengeFor(auth) }
   if (auth.type === 'bearer') {
@@ -92,7 +98,15 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
     const passOk = matchesExpected(decoded.slice(colon + 1), auth.password, secrets)
     return userOk && passOk ? ALLOWED : denied
   }
-  if (auth.type === 'hmac') return hmacMatches(auth, headers, secrets, rawBody ?? new Uint8Array(0)) ? ALLOWED : denied
+  if (auth.type === 'hmac') {
+    const body = rawBody ?? new Uint8Array(0)
+    if (auth.scheme) {
+      const secret = expectedCredential(auth.secret, secrets)?.text ?? null
+      const once = secret === null ? null : timestampedSignature(auth.scheme, auth.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, secret, headers, body, now)
+      return once ? { ok: true, once } : denied
+    }
+    return hmacMatches(auth, headers, secrets, body) ? ALLOWED : denied
+  }
   const given = headers.get(auth.header || 'X-API-Key')
   return given !== null && matchesExpected(given, auth.key, secrets) ? ALLOWED : denied
 }

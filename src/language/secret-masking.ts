@@ -1,8 +1,8 @@
 // Masking secret values in text that leaves the engine (traces, history, logs, error bodies, alerts).
 // A secret rarely travels as its literal value alone: a flow puts it in a JSON body, a query string,
 // a form or a Basic `user:pass` header. So every secret is masked in each form it takes on the way
-// out — literal, JSON-escaped, percent-encoded (upper- and lower-case hex), form-encoded and base64
-// (standard and URL-safe) — and any base64 word whose decoded text holds a secret (the Basic form,
+// out — literal, JSON-escaped, percent-encoded (upper- and lower-case hex), form-encoded, as the WHATWG
+// URL parser writes it in each part of a URL, and base64 (standard and URL-safe) — and any base64 word whose decoded text holds a secret (the Basic form,
 // whatever the user name) is masked whole. Every non-empty secret is masked, however short:
 // `validate` warns about short ones, since they also mask ordinary text that happens to match.
 import type { Secrets } from '../model/project.js'
@@ -53,7 +53,41 @@ export function formsOf(value: string): string[] {
     )
   const base64 = Buffer.from(value, 'utf8').toString('base64')
   forms.push(base64, base64.replace(/=+$/, ''), Buffer.from(value, 'utf8').toString('base64url'))
+  forms.push(...urlFormsOf(value))
   return [...new Set(forms)].filter((form) => form.length > 0)
+}
+
+/**
+ * What the WHATWG URL parser (`new URL()`, fetch) makes of a secret written into a URL as it is: each
+ * part of a URL percent-encodes its own few characters and leaves the rest (a path keeps `'`, `|`
+ * and `^`, a query encodes `'` but keeps `{}`, a user name encodes `@:/`; none touches `%`). So the
+ * forms are taken from the parser itself, in the path, query, fragment and user info, set whole
+ * or written after a prefix (then a `?` or `#` inside the secret starts the next part).
+ */
+function urlFormsOf(value: string): string[] {
+  const forms: string[] = []
+  const add = (make: () => string | null) => {
+    try {
+      const form = make()
+      // The parser drops tabs and newlines and trims spaces: a shorter form would mask ordinary text.
+      if (form !== null && form.length >= value.length) forms.push(form)
+    } catch {
+      // Text the parser refuses cannot come out of a URL.
+    }
+  }
+  const base = () => new URL('http://h/')
+  const after = (prefix: string) => () => {
+    const href = new URL(prefix + value).href
+    return href.startsWith(prefix) ? href.slice(prefix.length) : null
+  }
+  add(() => encodeURI(value))
+  add(() => Object.assign(base(), { pathname: `/${value}` }).pathname.slice(1))
+  add(() => Object.assign(base(), { search: `?${value}` }).search.slice(1))
+  add(() => Object.assign(base(), { hash: `#${value}` }).hash.slice(1))
+  add(() => Object.assign(base(), { username: value }).username)
+  add(after('http://h/p/'))
+  add(after('http://h/p?q='))
+  return forms
 }
 
 // Runs of base64 characters (either alphabet) with their padding. Greedy and without lookbehind:

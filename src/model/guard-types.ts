@@ -1,5 +1,5 @@
-// The store side of SPEC §12's guards: idempotency keys, per-flow concurrency slots and cluster-wide
-// rate counts. Both stores implement it (sqlite-guards.ts, postgres-guards.ts) and pass one contract
+// The store side of SPEC §12's guards: idempotency keys, per-flow concurrency slots, cluster-wide
+// rate counts, and used webhook signatures (SPEC §19). Both stores implement it (sqlite-guards.ts, postgres-guards.ts) and pass one contract
 // suite (test/store/guards-contract.ts). Every claim is one atomic statement or transaction, so
 // processes sharing a SQLite file, or instances sharing a PostgreSQL database, see one truth.
 
@@ -65,6 +65,13 @@ export interface GuardStore {
    * returns the window's count after adding, every instance's hits included.
    */
   addRateHits(projectId: string, ip: string, windowStart: number, hits: number): Promise<number>
+
+  /**
+   * Records a timestamped webhook signature (SPEC §19) of one flow as used until `expiresAt` (epoch
+   * ms). True for exactly one caller across every process sharing the store; false while an
+   * unexpired record of it exists (a replay).
+   */
+  claimSignature(projectId: string, flow: string, signature: string, expiresAt: number): Promise<boolean>
 }
 
 /** Expired idempotency keys and old rate windows are deleted at most this often per process. */

@@ -27,7 +27,16 @@ export type AuthSettings =
 
 export type HmacAlgorithm = 'sha256' | 'sha1' | 'sha512'
 
-/** A signed webhook: an HMAC of the raw body bytes, sent in `header` as `<prefix><digest>`. */
+/** Senders whose signatures carry a timestamp (SPEC §19): their header formats are fixed. */
+export type HmacScheme = 'stripe' | 'slack'
+export const HMAC_SCHEMES: readonly HmacScheme[] = ['stripe', 'slack']
+
+/**
+ * A signed webhook: an HMAC of the raw body bytes, sent in `header` as `<prefix><digest>`. With a
+ * `scheme`, the sender's own format instead (Stripe: `Stripe-Signature: t=..,v1=..` over `<t>.<body>`;
+ * Slack: `X-Slack-Signature: v0=..` with `X-Slack-Request-Timestamp`, over `v0:<t>:<body>`): the
+ * timestamp may be at most `toleranceSeconds` away from now, and each signature is accepted once.
+ */
 export interface HmacAuth {
   type: 'hmac'
   secret: string
@@ -35,6 +44,10 @@ export interface HmacAuth {
   algorithm: HmacAlgorithm
   prefix: string
   encoding: 'hex' | 'base64'
+  /** Absent or null: a plain HMAC of the body, no timestamp. */
+  scheme?: HmacScheme | null
+  /** With a scheme (default 300). */
+  toleranceSeconds?: number
 }
 
 /** Request body types a Start takes (SPEC §11): JSON, form-encoded fields, or plain text. */

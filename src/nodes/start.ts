@@ -4,8 +4,10 @@ import { corsProblem, readCors } from '../model/cors.js'
 import {
   corsFor,
   HTTP_METHODS,
+  HMAC_SCHEMES,
   type AuthSettings,
   type BodyType,
+  type HmacScheme,
   type FlowNode,
   type HttpMethod,
   type JsonSchema,
@@ -14,6 +16,10 @@ import {
 } from '../model/project.js'
 import { CORS_SCHEMA } from '../model/shapes.js'
 import type { NodeKind, NodeRequestDoc, SettingsCheckContext, SettingsProblem } from './types.js'
+
+/** How far a Stripe or Slack signature's timestamp may be from now (their libraries' default too). */
+const DEFAULT_TOLERANCE_SECONDS = 300
+const SCHEME_HEADERS: Record<HmacScheme, string> = { stripe: 'Stripe-Signature', slack: 'X-Slack-Signature' }
 
 const inputSchema = { type: 'object', description: 'A JSON Schema of type object; each property is one input.' }
 
@@ -51,15 +57,28 @@ export const startNode: NodeKind = {
           {
             type: 'object',
             additionalProperties: false,
-            required: ['type', 'secret', 'header'],
-            description: 'A signed webhook: an HMAC of the raw body bytes (GitHub: header X-Hub-Signature-256, prefix sha256=).',
+            required: ['type', 'secret'],
+            description:
+              "A signed webhook: an HMAC of the raw body bytes (GitHub: header X-Hub-Signature-256, prefix sha256=), or with scheme: stripe | slack the sender's timestamped signature, each accepted once.",
             properties: {
               type: { const: 'hmac' },
               secret: { type: 'string' },
-              header: { type: 'string', minLength: 1, description: 'The header carrying the signature.' },
+              header: { type: 'string', minLength: 1, description: 'The header carrying the signature (required without scheme).' },
               algorithm: { enum: ['sha256', 'sha1', 'sha512'], default: 'sha256' },
               prefix: { type: 'string', default: '', description: 'Text before the signature in the header, like sha256=.' },
               encoding: { enum: ['hex', 'base64'], default: 'hex' },
+              scheme: {
+                enum: [...HMAC_SCHEMES],
+                description:
+                  'stripe: Stripe-Signature (t=<unix>,v1=<hex>, signed text <t>.<body>); slack: X-Slack-Signature (v0=<hex>) with X-Slack-Request-Timestamp (signed text v0:<t>:<body>). Header, algorithm, prefix and encoding are then fixed.',
+              },
+              toleranceSeconds: {
+                type: 'integer',
+                minimum: 1,
+                maximum: 86_400,
+                default: DEFAULT_TOLERANCE_SECONDS,
+                description: "With scheme: how far the signature's timestamp may be from now, either way; a signature is accepted once within it.",
+              },
             },
           },
         ],
@@ -153,6 +172,21 @@ function readAuth(value: unknown): AuthSettings | null {
   if (value.type === 'basic') return { type: 'basic', username: text(value.username), password: text(value.password) }
   if (value.type === 'apiKey') return { type: 'apiKey', key: text(value.key), header: text(value.header) || DEFAULT_API_KEY_HEADER }
   if (value.type === 'hmac') {
+    const scheme = HMAC_SCHEMES.find((name) => name === value.scheme) ?? null
+    const tolerance = value.toleranceSeconds
+    const toleranceSeconds = typeof tolerance === 'number' && Number.isInteger(tolerance) && tolerance >= 1 ? tolerance : DEFAULT_TOLERANCE_SECONDS
+    // A scheme fixes the sender's header and format (the settings check rejects them written beside it).
+    if (scheme)
+      return {
+        type: 'hmac',
+        secret: text(value.secret),
+        header: SCHEME_HEADERS[scheme],
+        algorithm: 'sha256',
+        prefix: '',
+        encoding: 'hex',
+        scheme,
+        toleranceSeconds,
+      }
     return {
       type: 'hmac',
       secret: text(value.secret),
@@ -160,9 +194,40 @@ function readAuth(value: unknown): AuthSettings | null {
       algorithm: value.algorithm === 'sha1' || value.algorithm === 'sha512' ? value.algorithm : 'sha256',
       prefix: text(value.prefix),
       encoding: value.encoding === 'base64' ? 'base64' : 'hex',
+      scheme: null,
+      toleranceSeconds,
     }
   }
   return null
+}
+
+/** Settings that a scheme fixes, or that only a scheme uses: each written in the wrong place is a problem. */
+function hmacSchemeProblems(auth: Record<string, unknown>): SettingsProblem[] {
+  if (auth.type !== 'hmac') return []
+  const problems: SettingsProblem[] = []
+  const scheme = typeof auth.scheme === 'string' ? auth.scheme : null
+  if (scheme) {
+    for (const name of ['header', 'algorithm', 'prefix', 'encoding']) {
+      if (auth[name] !== undefined) {
+        problems.push({
+          path: ['auth', name],
+          message: `auth.${name} cannot be set with scheme: ${scheme} (the sender's header and format are fixed)`,
+          key: true,
+        })
+      }
+    }
+  } else {
+    if (auth.header === undefined)
+      problems.push({ path: ['auth'], message: 'an hmac auth needs header (the header carrying the signature), or a scheme: stripe | slack', key: true })
+    if (auth.toleranceSeconds !== undefined) {
+      problems.push({
+        path: ['auth', 'toleranceSeconds'],
+        message: 'auth.toleranceSeconds needs a scheme (stripe or slack): a plain hmac signature has no timestamp',
+        key: true,
+      })
+    }
+  }
+  return problems
 }
 
 function readAccept(value: unknown): BodyType[] {
@@ -250,6 +315,7 @@ function readStartInfo(node: FlowNode, context: SettingsCheckContext): { start: 
   if (method === 'get' && settings.accept !== undefined) {
     problems.push({ path: ['accept'], message: 'accept has no effect on a get start node (GET requests have no body)', key: true, severity: 'warning' })
   }
+  if (isRecord(settings.auth)) problems.push(...hmacSchemeProblems(settings.auth))
   const authHeader = isRecord(settings.auth) ? settings.auth.header : undefined
   if (typeof authHeader === 'string' && authHeader !== '' && !isHeaderName(authHeader)) {
     error(['auth', 'header'], `auth.header ${JSON.stringify(authHeader)} is not a valid HTTP header name (${HEADER_NAME_RULE})`)

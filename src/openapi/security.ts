@@ -1,8 +1,13 @@
 // Security schemes of a document: one per distinct kind of Start auth, with deterministic names.
-import type { AuthSettings } from '../model/project.js'
+import type { AuthSettings, HmacScheme } from '../model/project.js'
 import type { SecurityScheme } from './types.js'
 
 const DEFAULT_API_KEY_HEADER = 'X-API-Key'
+
+const SCHEME_DESCRIPTIONS: Record<HmacScheme, string> = {
+  stripe: 'Stripe\'s signature: t=<unix time>,v1=<HMAC-SHA256 hex of "<t>.<raw body>">; each signature is accepted once.',
+  slack: 'Slack\'s signature: v0=<HMAC-SHA256 hex of "v0:<t>:<raw body>">, with the time in X-Slack-Request-Timestamp; each signature is accepted once.',
+}
 
 /** Collects the schemes operations use; names stay the same whichever order flows come in. */
 export class SecuritySchemes {
@@ -15,7 +20,9 @@ export class SecuritySchemes {
     if (auth.type === 'hmac') {
       // 3.0.3 has no signature scheme: an apiKey header, with how to compute it in the description.
       const prefix = auth.prefix ? `, prefixed with "${auth.prefix}"` : ''
-      const description = `HMAC-${auth.algorithm.toUpperCase()} of the raw request body with the shared secret, ${auth.encoding}-encoded${prefix}.`
+      const description = auth.scheme
+        ? SCHEME_DESCRIPTIONS[auth.scheme]
+        : `HMAC-${auth.algorithm.toUpperCase()} of the raw request body with the shared secret, ${auth.encoding}-encoded${prefix}.`
       return this.register(`hmacAuth_${auth.header.replace(/[^A-Za-z0-9._-]/g, '_')}`, { type: 'apiKey', in: 'header', name: auth.header, description })
     }
     const header = auth.header || DEFAULT_API_KEY_HEADER

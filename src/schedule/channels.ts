@@ -1,6 +1,7 @@
 // Delivery of one outbox message through its channel (SPEC §8). A channel either delivers or throws;
 // the caller records the (masked) error and the message is tried again on the next tick.
-import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { rename, writeFile } from 'node:fs/promises'
+import { ensurePrivateFolder } from '../store/private-files.js'
 import { join, resolve } from 'node:path'
 import type { NotifyChannel, Project } from '../model/project.js'
 import { maskSecrets, resolveSecretText } from '../language/secrets.js'
@@ -62,7 +63,8 @@ export function compactTime(iso: string): string {
 
 /** One JSON file per message, written to a temp name and renamed so readers never see half a file. */
 async function writeMessageFile(dir: string, message: OutboxMessage): Promise<void> {
-  await mkdir(dir, { recursive: true })
+  // The outbox usually sits in .flowctl/: created private as the store makes it (SPEC §19).
+  ensurePrivateFolder(dir)
   const name = `${compactTime(message.createdAt)}-${message.id}.json`
   const temp = join(dir, `.${name}.${process.pid}.tmp`)
   const content = { id: message.id, projectId: message.projectId, channel: message.channel, createdAt: message.createdAt, ...message.payload }

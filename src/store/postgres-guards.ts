@@ -48,6 +48,11 @@ const SQL = {
   addHits: `INSERT INTO rate_counts AS r (project_id, ip, window_start, hits) VALUES ($1, $2, $3, $4)
             ON CONFLICT (project_id, ip, window_start) DO UPDATE SET hits = r.hits + EXCLUDED.hits RETURNING hits`,
   pruneHits: 'DELETE FROM rate_counts WHERE window_start < $1',
+  // Taken when absent, or when the record left by an earlier use has expired: one row, one winner.
+  claimSignature: `INSERT INTO used_signatures AS u (project_id, flow, signature, expires_at) VALUES ($1, $2, $3, $4)
+                   ON CONFLICT (project_id, flow, signature) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE u.expires_at <= $5
+                   RETURNING 1 AS taken`,
+  pruneSignatures: 'DELETE FROM used_signatures WHERE expires_at < $1',
 }
 
 interface KeyRow {
@@ -63,6 +68,7 @@ export class PostgresGuards implements GuardStore {
   private readonly seeded = new Set<string>()
   private lastKeyPrune = 0
   private lastHitPrune = 0
+  private lastSignaturePrune = 0
 
   constructor(private readonly query: PgQuery) {}
 
@@ -147,5 +153,16 @@ export class PostgresGuards implements GuardStore {
     }
     const { rows } = await this.query<{ hits: string }>('flowctl_add_hits', SQL.addHits, [projectId, ip, windowStart, hits])
     return Number(rows[0]?.hits ?? hits)
+  }
+
+  async claimSignature(projectId: string, flow: string, signature: string, expiresAt: number): Promise<boolean> {
+    const now = Date.now()
+    if (now - this.lastSignaturePrune >= GUARD_PRUNE_INTERVAL_MS) {
+      this.lastSignaturePrune = now
+      // A margin of one interval: an instance whose clock lags may still accept those timestamps.
+      await this.query('flowctl_prune_signatures', SQL.pruneSignatures, [now - GUARD_PRUNE_INTERVAL_MS])
+    }
+    const { rowCount } = await this.query('flowctl_claim_signature', SQL.claimSignature, [projectId, flow, signature, expiresAt, now])
+    return rowCount === 1
   }
 }

@@ -39,11 +39,14 @@ export class SqliteGuards implements GuardStore {
     | 'releaseSlot'
     | 'heldSlots'
     | 'addHits'
-    | 'pruneHits',
+    | 'pruneHits'
+    | 'claimSignature'
+    | 'pruneSignatures',
     Database.Statement
   >
   private lastKeyPrune = 0
   private lastHitPrune = 0
+  private lastSignaturePrune = 0
 
   constructor(db: Database.Database) {
     const s = (sql: string) => db.prepare(sql)
@@ -66,6 +69,11 @@ export class SqliteGuards implements GuardStore {
       addHits: s(`INSERT INTO rate_counts (project_id, ip, window_start, hits) VALUES (?, ?, ?, ?)
                   ON CONFLICT (project_id, ip, window_start) DO UPDATE SET hits = hits + excluded.hits RETURNING hits`),
       pruneHits: s('DELETE FROM rate_counts WHERE window_start < ?'),
+      // One statement (atomic under SQLite's write lock): taken when absent or when the earlier record expired.
+      claimSignature: s(`INSERT INTO used_signatures (project_id, flow, signature, expires_at) VALUES (?, ?, ?, ?)
+                         ON CONFLICT (project_id, flow, signature) DO UPDATE SET expires_at = excluded.expires_at
+                         WHERE used_signatures.expires_at <= ? RETURNING 1 AS taken`),
+      pruneSignatures: s('DELETE FROM used_signatures WHERE expires_at < ?'),
     }
     const st = this.statements
     // Read and write under one write lock: the check and the claim cannot interleave with another process's.
@@ -137,6 +145,17 @@ export class SqliteGuards implements GuardStore {
         this.statements.pruneHits.run(windowStart - GUARD_PRUNE_INTERVAL_MS)
       }
       return (this.statements.addHits.get(projectId, ip, windowStart, hits) as { hits: number }).hits
+    })
+  }
+
+  async claimSignature(projectId: string, flow: string, signature: string, expiresAt: number): Promise<boolean> {
+    const now = Date.now()
+    return guarded(() => {
+      if (now - this.lastSignaturePrune >= GUARD_PRUNE_INTERVAL_MS) {
+        this.lastSignaturePrune = now
+        this.statements.pruneSignatures.run(now)
+      }
+      return this.statements.claimSignature.get(projectId, flow, signature, expiresAt, now) !== undefined
     })
   }
 }

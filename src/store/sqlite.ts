@@ -3,7 +3,6 @@
 // statement or one short IMMEDIATE transaction, and busy_timeout lets other processes wait their turn.
 // Runs and documents are group-committed (sqlite-commit.ts) on the store's own connection.
 import type Database from 'better-sqlite3'
-import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import type { FilterNode } from '../model/document-filter.js'
@@ -17,6 +16,7 @@ import { runValues, toOutboxMessages, toRunRecord, type OutboxRow, type RunRow, 
 import { parseRunDetails } from './run-details.js'
 import { sqliteBatchCommit, type SqliteDocumentRow, type SqliteWrite } from './sqlite-commit.js'
 import { guarded, openSqliteConnection } from './sqlite-connection.js'
+import { ensurePrivateFile, ensurePrivateFolder, PRIVATE_FILE_MODE, tighten } from './private-files.js'
 import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteGuards } from './sqlite-guards.js'
 import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
@@ -40,8 +40,14 @@ import type {
 export async function openSqliteStore(file: string): Promise<Store> {
   let db: Database.Database
   try {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+    const onDisk = file !== ':memory:' && file !== ''
+    if (onDisk) {
+      ensurePrivateFolder(dirname(file))
+      ensurePrivateFile(file)
+    }
     db = openSqliteConnection(file)
+    // SQLite makes -wal and -shm with the database's mode; older ones may still be wider.
+    if (onDisk) for (const suffix of ['-wal', '-shm']) tighten(file + suffix, PRIVATE_FILE_MODE)
   } catch (error) {
     throw new FlowctlError('STORE_UNAVAILABLE', `cannot open the embedded database ${file}: ${(error as Error).message}`, { cause: error })
   }

@@ -1,7 +1,7 @@
 // The workspace's users file (.flowctl/users.yaml): who may read a project's OpenAPI document and
 // run history. Only a SHA-256 hash of each token is stored; the token is shown once, when added.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { stringify } from 'yaml'
 import { FlowctlError } from '../errors.js'
@@ -26,7 +26,27 @@ export async function readUsers(file: string): Promise<UserEntry[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw new FlowctlError('IO_FAILED', `cannot read the users file ${file}: ${(error as Error).message}`, { cause: error })
   }
+  await tightenUsersFile(file)
   return parseUsersText(text, file)
+}
+
+/**
+ * Token hashes are for the owner's eyes only (SPEC §19): a users file or `.flowctl` folder made
+ * wider by an older flowctl or by hand is narrowed to 0600 / 0700 when read. Best effort: a file
+ * that is not ours to change is left as it is.
+ */
+async function tightenUsersFile(file: string): Promise<void> {
+  const folder = dirname(file)
+  const targets: [string, number][] = [[file, 0o600]]
+  if (basename(folder) === '.flowctl') targets.push([folder, 0o700])
+  for (const [path, mode] of targets) {
+    try {
+      const current = (await stat(path)).mode & 0o777
+      if ((current & ~mode) !== 0) await chmod(path, current & mode)
+    } catch {
+      // Not ours, or gone meanwhile.
+    }
+  }
 }
 
 /** Adds a user and returns their new token: the only time it exists outside the caller. */

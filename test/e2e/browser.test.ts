@@ -45,14 +45,39 @@ describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
     await cleanupTempDirs()
   })
 
-  /** A page that collects script errors, answering the token prompt with `token`. */
+  /** A page that collects script errors and CSP refusals, answering the token prompt with `token`. */
   async function openPage(token = ''): Promise<{ page: Page; errors: string[] }> {
     const page = await browser.newPage()
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(error.message))
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) errors.push(message.text())
+    })
     page.on('dialog', (dialog) => void dialog.accept(token))
     return { page, errors }
   }
+
+  it('/docs sends the strict CSP (scripts by nonce only) and Swagger UI renders under it on loopback', async () => {
+    const { page, errors } = await openPage()
+    const response = await page.goto(`${base}/docs/shop`)
+    const policy = response?.headers()['content-security-policy'] ?? ''
+    expect(policy).toMatch(/default-src 'none'/)
+    expect(policy).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]+';/)
+    expect(policy).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/)
+    expect(policy).toMatch(/frame-ancestors 'none'/)
+    await page.waitForSelector('.opblock', { timeout: 20_000 })
+    // An inline script without the nonce is refused: the policy is in force, not only sent.
+    const ran = await page.evaluate(async () => {
+      const script = document.createElement('script')
+      script.textContent = 'window.__injected = true'
+      document.body.appendChild(script)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      return (window as unknown as { __injected?: boolean }).__injected === true
+    })
+    expect(ran).toBe(false)
+    expect(errors.filter((e) => !/__injected|inline script/i.test(e))).toEqual([])
+    await page.close()
+  }, 60_000)
 
   it('/status shows the project, its flows and a run just made', async () => {
     const res = await fetch(`${base}/api/run/shop/create-order`, {

@@ -144,5 +144,28 @@ export function describeGuardsContract(name: string, open: () => Promise<Store>,
         expect(await other.guards.addRateHits(freshProject(), '10.0.0.1', window, 1)).toBe(1)
       })
     })
+
+    describe('used signatures (SPEC §19)', () => {
+      it('lets exactly one of many concurrent callers use a signature, on either connection', async () => {
+        const projectId = freshProject()
+        const until = Date.now() + 300_000
+        const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? other : store).guards.claimSignature(projectId, 'hook', 'sig-1', until)))
+        expect(claims.filter(Boolean)).toHaveLength(1)
+        expect(await other.guards.claimSignature(projectId, 'hook', 'sig-1', until)).toBe(false)
+        // Another signature, another flow or another project is another use.
+        expect(await other.guards.claimSignature(projectId, 'hook', 'sig-2', until)).toBe(true)
+        expect(await store.guards.claimSignature(projectId, 'other-hook', 'sig-1', until)).toBe(true)
+        expect(await store.guards.claimSignature(freshProject(), 'hook', 'sig-1', until)).toBe(true)
+      })
+
+      it('forgets a signature once its record expired (its timestamp is then refused anyway)', async () => {
+        const projectId = freshProject()
+        expect(await store.guards.claimSignature(projectId, 'hook', 'sig-1', Date.now() + 150)).toBe(true)
+        expect(await other.guards.claimSignature(projectId, 'hook', 'sig-1', Date.now() + 150)).toBe(false)
+        await sleep(300)
+        expect(await other.guards.claimSignature(projectId, 'hook', 'sig-1', Date.now() + 60_000)).toBe(true)
+        expect(await store.guards.claimSignature(projectId, 'hook', 'sig-1', Date.now() + 60_000)).toBe(false)
+      })
+    })
   })
 }

@@ -2,6 +2,7 @@
 // list of files, so no path from the request ever reaches the file system). On loopback the page
 // carries the document; anyone else is asked for a user token, kept in sessionStorage, and the
 // page loads `/api/openapi/<projectId>` with it.
+import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -108,15 +109,30 @@ const PAGE_SCRIPT = `
 })();
 `
 
-// Constants written here, not user input: inserted as they are. Kept out of the tagged template
-// below because a bundler rewrites `</script` inside tagged templates with a runtime helper.
-const PAGE_SCRIPTS_HTML = new SafeHtml(`<script src="/docs/assets/swagger-ui-bundle.js"></script>
-<script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
-<script>${PAGE_SCRIPT}</script>`)
+/**
+ * The page's scripts, each carrying this response's nonce: the CSP below lets only them run. Constants
+ * written here, not user input: inserted as they are. Kept out of the tagged template below because
+ * a bundler rewrites `</script` inside tagged templates with a runtime helper.
+ */
+function pageScripts(nonce: string): SafeHtml {
+  return new SafeHtml(`<script nonce="${nonce}" src="/docs/assets/swagger-ui-bundle.js"></script>
+<script nonce="${nonce}" src="/docs/assets/swagger-ui-standalone-preset.js"></script>
+<script nonce="${nonce}">${PAGE_SCRIPT}</script>`)
+}
+
+/**
+ * The strict policy of the other pages (SPEC §19), plus what Swagger UI needs from this server: its
+ * stylesheet and images ('self'); scripts only by nonce; "Try it out" calls the same origin
+ * (connect-src 'self'). Inline styles stay allowed, as on the other pages (Swagger UI sets style attributes).
+ */
+function docsPolicy(nonce: string): string {
+  return `default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`
+}
 
 /**
  * On loopback (SPEC §14) the page carries the document itself, so no token is asked for;
- * `/api/openapi` keeps §5.2's sign-in rules for every caller.
+ * `/api/openapi` keeps §5.2's sign-in rules for every caller. A JSON data block is never run, so
+ * the CSP needs nothing for it.
  */
 function embeddedDocument(document: unknown): SafeHtml {
   return new SafeHtml(`<script type="application/json" id="openapi-document">${inlineJson(document).value}</script>`)
@@ -130,6 +146,7 @@ export function docsPageHandler(context: AppContext) {
     const embedded = isLoopbackRequest(context, event)
       ? embeddedDocument(generateOpenApi(entry.project, { serverUrl: requestOrigin(event, context.options) }))
       : new SafeHtml('')
+    const nonce = randomBytes(12).toString('base64')
     const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${entry.project.settings.name} — API reference</title>
@@ -141,8 +158,8 @@ export function docsPageHandler(context: AppContext) {
 <div id="bar"><a href="/">← Dashboard</a> · <span id="token-status"></span><button id="sign-out" type="button">Change token</button></div>
 <div id="swagger-ui"></div>
 ${embedded}
-${PAGE_SCRIPTS_HTML}
+${pageScripts(nonce)}
 </body></html>`
-    return htmlResponse(200, page.value, { 'cache-control': 'no-store' })
+    return htmlResponse(200, page.value, { 'cache-control': 'no-store', 'content-security-policy': docsPolicy(nonce), 'referrer-policy': 'same-origin' })
   }
 }

@@ -10,9 +10,9 @@ import { runFlow } from '../../flow/engine.js'
 import { maskValue } from '../../flow/mask.js'
 import type { RunInput, RunOptions, RunOutcome } from '../../model/run.js'
 import type { Store } from '../../model/store.js'
-import type { BodyType, Flow, Project, StartInfo } from '../../model/project.js'
+import type { AuthSettings, BodyType, Flow, Project, StartInfo } from '../../model/project.js'
 import { acceptAsyncRun } from '../async-accept.js'
-import { checkRunAuth } from '../auth.js'
+import { challengeFor, checkRunAuth, type SignatureUse } from '../auth.js'
 import { BODY_ERROR_CODES, isJsonContentType, parseBody, readBodyBytes, readRequestBody } from '../body.js'
 import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
 import { isLoopbackRequest } from '../access.js'
@@ -103,6 +103,8 @@ export function runHandler(context: AppContext) {
     }
     const auth = checkRunAuth(start.auth, headers, project.secrets, bytes)
     if (!auth.ok) throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': auth.challenge } })
+    // A Stripe or Slack signature is accepted once (SPEC §19): a replay within its tolerance is a 401 too.
+    if (auth.once) await claimSignatureOnce(context, project, flow.slug, start.auth!, auth.once)
 
     let body: unknown
     let bodyType: BodyType | undefined
@@ -180,6 +182,22 @@ export function runHandler(context: AppContext) {
       throw httpError('INPUT_INVALID', outcome.errors)
     }
     return guards.settle(event, outcomeResponse(event, outcome, flow, project, trace, cors), outcome.kind === 'failed')
+  }
+}
+
+/**
+ * Records a valid timestamped signature as used, in the store (shared by every instance on
+ * PostgreSQL). Already recorded: a replay, refused as any bad credential. No store: 503 (fail closed).
+ */
+async function claimSignatureOnce(context: AppContext, project: Project, flow: string, auth: AuthSettings, use: SignatureUse): Promise<void> {
+  const projectId = project.settings.projectId
+  const store = await context.workspace.storeFor(projectId)
+  if (!store) {
+    noteStoreOutage(context, project, context.workspace.get(projectId)?.storeError ?? 'not open')
+    throw httpError('STORE_UNAVAILABLE')
+  }
+  if (!(await store.guards.claimSignature(projectId, flow, use.signature, use.expiresAt))) {
+    throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': challengeFor(auth) } })
   }
 }
 

@@ -183,6 +183,21 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `,
   },
+  // Version 9: timestamped webhook signatures already accepted (SPEC §19, postgres-guards.ts), shared
+  // by every instance. `expires_at` is epoch ms derived from the sender's timestamp, not a clock here.
+  {
+    version: 9,
+    sql: `
+      CREATE TABLE used_signatures (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (project_id, flow, signature)
+      );
+      CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
@@ -194,7 +209,7 @@ export const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documen
  * Tables later migrations create: moved with the others when present, so a `public` layout made by a
  * newer flowctl opened without a schema (its schema_migrations records them) keeps them too.
  */
-const PUBLIC_TABLES_OF_LATER_VERSIONS = ['async_runs', 'idempotency_keys', 'flow_slots', 'rate_counts']
+const PUBLIC_TABLES_OF_LATER_VERSIONS = ['async_runs', 'idempotency_keys', 'flow_slots', 'rate_counts', 'used_signatures']
 
 /**
  * Creates the schema (when given) and applies pending migrations, holding a session advisory lock.

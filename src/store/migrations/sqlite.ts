@@ -182,4 +182,19 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `,
   },
+  // Version 9: timestamped webhook signatures already accepted (SPEC §19, sqlite-guards.ts), each
+  // kept until its timestamp is past the tolerance. `expires_at` is epoch ms.
+  {
+    version: 9,
+    sql: `
+      CREATE TABLE used_signatures (
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (project_id, flow, signature)
+      );
+      CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
+    `,
+  },
 ]
