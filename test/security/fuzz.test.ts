@@ -443,7 +443,9 @@ async function leakedInStore(dir: string): Promise<string | null> {
 /** The answer's text; an event stream never ends, so only its first chunk is read. */
 async function bodyText(response: Response): Promise<string> {
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response.text()
-  const reader = response.body!.getReader()
+  // A HEAD answer to /api/events has the stream's headers and no body.
+  if (!response.body) return ''
+  const reader = response.body.getReader()
   const first = await reader.read()
   await reader.cancel()
   return first.value ? Buffer.from(first.value).toString() : ''
