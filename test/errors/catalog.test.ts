@@ -1,5 +1,6 @@
 // The one error catalog (src/errors.ts): every code has an HTTP status, an exit code and a message,
-// every code is thrown or read somewhere in src/, and the README's table lists each as it is.
+// and every code is thrown or read somewhere in src/ (docs/reference/errors.md lists each as it is:
+// test/docs/reference.test.ts checks that table).
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -51,23 +52,6 @@ describe('the error catalog', () => {
       .join('\n')
     const unused = CODES.filter((code) => !new RegExp(`['.]${code}\\b`).test(text))
     expect(unused).toEqual([])
-  })
-
-  it('is documented in the README: one row per code with its status and exit code', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-    const section = readme.slice(readme.indexOf('\n## Errors\n'), readme.indexOf('\n## ', readme.indexOf('\n## Errors\n') + 1))
-    const rows = new Map<string, string[]>()
-    for (const line of section.split('\n')) {
-      const cells = /^\| `([A-Z_]+)` \|/.test(line) ? line.split('|').map((cell) => cell.trim()) : null
-      if (cells) rows.set(cells[1]!.replaceAll('`', ''), cells)
-    }
-    for (const code of CODES) {
-      const row = rows.get(code)
-      expect(row, `README row of ${code}`).toBeDefined()
-      expect(row![2]).toBe(String(ERROR_CATALOG[code].httpStatus))
-      expect(row![3]).toBe(String(ERROR_CATALOG[code].exitCode))
-    }
-    expect([...rows.keys()].filter((code) => !(code in ERROR_CATALOG))).toEqual([])
   })
 })
 
