@@ -109,10 +109,15 @@ describe('docs/reference/http.md', () => {
   it('lists every route the server registers, with its methods, and no other', () => {
     const source = read('src/http/app.ts')
     const registered = new Set<string>()
-    for (const [, method, path] of source.matchAll(/app\.(get|post|all)\('([^']+)'/g)) {
+    // `app.get('/path', …)` and the route table's `routes.add('GET', '/path', …)`; OPTIONS answers are CORS preflights, not routes of their own.
+    const calls = [
+      ...[...source.matchAll(/app\.(get|post|all)\('([^']+)'/g)].map(([, method, path]) => [method!, path!] as const),
+      ...[...source.matchAll(/routes\.add\('([A-Z]+)', '([^']+)'/g)].map(([, method, path]) => [method!.toLowerCase(), path!] as const),
+    ]
+    for (const [method, path] of calls) {
       if (path === '/**') continue // the not-found fallback
-      const shown = path!.replace(/:([A-Za-z]+)/g, '<$1>').replace(/\/\*\*$/, '/**')
-      registered.add(`${method === 'all' ? 'ANY' : method!.toUpperCase()} ${shown}`)
+      const shown = path.replace(/:([A-Za-z]+)/g, '<$1>').replace(/\/\*\*$/, '/**')
+      registered.add(`${method === 'all' ? 'ANY' : method.toUpperCase()} ${shown}`)
     }
     const documented = new Set<string>()
     for (const row of tableRows(read('docs/reference/http.md'))) {
