@@ -12,7 +12,10 @@ import { timestampedSignature, type SignatureUse } from './signed-webhooks.js'
 export type { SignatureUse } from './signed-webhooks.js'
 
 /** `once`: a timestamped signature (Stripe, Slack), valid but to be recorded as used before it is accepted. */
-export type AuthDecision = { ok: true; once?: SignatureUse } | { ok: false; challenge: string }
+export type AuthDecision = { ok: true; once?: SignatureUse } | { ok: false; challenge: string; reason: AuthRefusal }
+
+/** What a 401 says (SPEC §21): no credential at all, a wrong one, or a signature that does not match. */
+export type AuthRefusal = 'missing credential' | 'invalid token' | 'invalid signature'
 
 const ALLOWED: AuthDecision = Object.freeze({ ok: true })
 const DEFAULT_TOLERANCE_SECONDS = 300
@@ -80,14 +83,16 @@ export function challengeFor(auth: AuthSettings): string {
  */
 export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secrets: Secrets, rawBody?: Uint8Array, now = Date.now()): AuthDecision {
   if (!auth) return ALLOWED
-  const denied: AuthDecision = { ok: false, challenge: challengeFor(auth) }
+  const refused = (reason: AuthRefusal): AuthDecision => ({ ok: false, challenge: challengeFor(auth), reason })
+  const denied = refused('invalid token')
   if (auth.type === 'bearer') {
     const given = authorizationCredentials(headers, 'bearer')
-    return given !== null && matchesExpected(given, auth.token, secrets) ? ALLOWED : denied
+    if (given === null) return refused('missing credential')
+    return matchesExpected(given, auth.token, secrets) ? ALLOWED : denied
   }
   if (auth.type === 'basic') {
     const encoded = authorizationCredentials(headers, 'basic')
-    if (encoded === null) return denied
+    if (encoded === null) return refused('missing credential')
     const decoded = Buffer.from(encoded, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
     if (colon < 0) return denied
@@ -100,15 +105,24 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
   }
   if (auth.type === 'hmac') {
     const body = rawBody ?? new Uint8Array(0)
+    if (!headers.has(signatureHeaderOf(auth))) return refused('missing credential')
     if (auth.scheme) {
       const secret = expectedCredential(auth.secret, secrets)?.text ?? null
       const once = secret === null ? null : timestampedSignature(auth.scheme, auth.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, secret, headers, body, now)
-      return once ? { ok: true, once } : denied
+      return once ? { ok: true, once } : refused('invalid signature')
     }
-    return hmacMatches(auth, headers, secrets, body) ? ALLOWED : denied
+    return hmacMatches(auth, headers, secrets, body) ? ALLOWED : refused('invalid signature')
   }
   const given = headers.get(auth.header || 'X-API-Key')
-  return given !== null && matchesExpected(given, auth.key, secrets) ? ALLOWED : denied
+  if (given === null) return refused('missing credential')
+  return matchesExpected(given, auth.key, secrets) ? ALLOWED : denied
+}
+
+/** The header that carries an hmac Start's signature: its own, or its scheme's. */
+function signatureHeaderOf(auth: HmacAuth): string {
+  if (auth.scheme === 'stripe') return 'stripe-signature'
+  if (auth.scheme === 'slack') return 'x-slack-signature'
+  return auth.header
 }
 
 /**

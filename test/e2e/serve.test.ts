@@ -50,11 +50,11 @@ describe('flowctl serve (real process)', () => {
     expect(JSON.parse(history.stdout)).toMatchObject({ id: runId, trigger: 'http', method: 'POST', httpStatus: 201, status: 'success' })
   })
 
-  it('rejects a missing token with the spec body', async () => {
+  it('rejects a missing token with the spec body (SPEC §21: it says the credential is missing)', async () => {
     const response = await fetch(`${base}/api/run/shop/create-order`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
     expect(response.status).toBe(401)
     expect(response.headers.get('www-authenticate')).toBeTruthy()
-    expect(await response.json()).toEqual({ ok: false, errors: ['invalid token'] })
+    expect(await response.json()).toEqual({ ok: false, errors: ['missing credential'] })
   })
 
   it('serves /status as HTML and the tick endpoint behind CRON_SECRET', async () => {

@@ -83,7 +83,7 @@ describe('respond: async', () => {
     await start(false)
     const denied = await server.request('/api/run/jobs/import-orders', jsonPost(orders))
     expect(denied.status).toBe(401)
-    expect(await denied.json()).toEqual({ ok: false, errors: ['invalid token'] })
+    expect(await denied.json()).toEqual({ ok: false, errors: ['missing credential'] })
     const invalid = await server.request('/api/run/jobs/import-orders', jsonPost({ orders: [] }, auth))
     expect(invalid.status).toBe(400)
     expect(await invalid.json()).toEqual({ ok: false, errors: ['body/orders: must NOT have fewer than 1 items'] })

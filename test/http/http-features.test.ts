@@ -220,7 +220,7 @@ describe('signed webhooks: auth type hmac', () => {
     const response = await github(push, signature())
     expect(response.status).toBe(401)
     expect(response.headers.get('www-authenticate')).toBe('Signature header="X-Hub-Signature-256"')
-    expect(await response.json()).toEqual({ ok: false, errors: ['invalid token'] })
+    expect(await response.json()).toEqual({ ok: false, errors: [signature() === null ? 'missing credential' : 'invalid signature'] })
   })
 
   it('checks the signature before the body: bad JSON with a bad signature is 401, with a good one 400', async () => {

@@ -97,33 +97,39 @@ describe('Run API (SPEC §5.1)', () => {
   })
 
   it('401 for a missing or wrong credential, with WWW-Authenticate, before validation', async () => {
-    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${ORDERS_TOKEN}` }]) {
+    const cases: [Record<string, string>, string][] = [
+      [{}, 'missing credential'],
+      [{ authorization: 'Bearer wrong' }, 'invalid token'],
+      // A Basic credential where a Bearer one is expected: no bearer credential was sent.
+      [{ authorization: `Basic ${ORDERS_TOKEN}` }, 'missing credential'],
+    ]
+    for (const [headers, reason] of cases) {
       // An invalid body too: the credential is checked first.
       const response = await server.request('/api/run/shop/create-order', jsonPost({ qty: -1 }, headers))
       expect(response.status).toBe(401)
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="flowctl"')
-      expect(await response.json()).toEqual({ ok: false, errors: ['invalid token'] })
+      expect(await response.json()).toEqual({ ok: false, errors: [reason] })
     }
   })
 
   it.each([
     ['basic right', '/api/run/shop/basic', { authorization: `Basic ${Buffer.from('alice:wonderland').toString('base64')}` }, 200],
-    ['basic wrong', '/api/run/shop/basic', { authorization: `Basic ${Buffer.from('alice:nope').toString('base64')}` }, 401],
-    ['basic missing', '/api/run/shop/basic', {}, 401],
+    ['basic wrong', '/api/run/shop/basic', { authorization: `Basic ${Buffer.from('alice:nope').toString('base64')}` }, 401, 'invalid token'],
+    ['basic missing', '/api/run/shop/basic', {}, 401, 'missing credential'],
     ['apiKey right', '/api/run/shop/keyed', { 'x-api-key': 'key-0123456789' }, 200],
-    ['apiKey wrong', '/api/run/shop/keyed', { 'x-api-key': 'key-01234567890' }, 401],
-    ['apiKey missing', '/api/run/shop/keyed', {}, 401],
+    ['apiKey wrong', '/api/run/shop/keyed', { 'x-api-key': 'key-01234567890' }, 401, 'invalid token'],
+    ['apiKey missing', '/api/run/shop/keyed', {}, 401, 'missing credential'],
     ['apiKey custom header', '/api/run/shop/custom-key', { 'x-shop-key': 'key-0123456789' }, 200],
-    ['apiKey custom header, default header sent', '/api/run/shop/custom-key', { 'x-api-key': 'key-0123456789' }, 401],
-    ['unresolved secret', '/api/run/shop/unresolved', { authorization: 'Bearer ' }, 401],
-    ['unresolved secret, literal', '/api/run/shop/unresolved', { authorization: 'Bearer ${secrets.NOT_SET_ANYWHERE}' }, 401],
-    ['empty expected token', '/api/run/shop/empty-token', { authorization: 'Bearer ' }, 401],
-    ['empty expected token, any value', '/api/run/shop/empty-token', { authorization: 'Bearer x' }, 401],
-  ])('auth: %s', async (_, path, headers, status) => {
+    ['apiKey custom header, default header sent', '/api/run/shop/custom-key', { 'x-api-key': 'key-0123456789' }, 401, 'missing credential'],
+    ['unresolved secret', '/api/run/shop/unresolved', { authorization: 'Bearer ' }, 401, 'missing credential'],
+    ['unresolved secret, literal', '/api/run/shop/unresolved', { authorization: 'Bearer ${secrets.NOT_SET_ANYWHERE}' }, 401, 'invalid token'],
+    ['empty expected token', '/api/run/shop/empty-token', { authorization: 'Bearer ' }, 401, 'missing credential'],
+    ['empty expected token, any value', '/api/run/shop/empty-token', { authorization: 'Bearer x' }, 401, 'invalid token'],
+  ] as [string, string, Record<string, string>, number, string?][])('auth: %s', async (_, path, headers, status, reason) => {
     const response = await server.request(path, { headers })
     expect(response.status).toBe(status)
     if (status === 401) {
-      expect(await response.json()).toEqual({ ok: false, errors: ['invalid token'] })
+      expect(await response.json()).toEqual({ ok: false, errors: [reason] })
       expect(response.headers.get('www-authenticate')).toMatch(/^(Bearer|Basic|ApiKey) /)
     }
   })

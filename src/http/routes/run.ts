@@ -102,7 +102,7 @@ export function runHandler(context: AppContext) {
       bytes = read.bytes
     }
     const auth = checkRunAuth(start.auth, headers, project.secrets, bytes)
-    if (!auth.ok) throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': auth.challenge } })
+    if (!auth.ok) throw httpError('AUTH_REQUIRED', [auth.reason], { headers: { 'www-authenticate': auth.challenge } })
     // A Stripe or Slack signature is accepted once (SPEC §19): a replay within its tolerance is a 401 too.
     if (auth.once) await claimSignatureOnce(context, project, flow.slug, start.auth!, auth.once)
 
@@ -197,7 +197,7 @@ async function claimSignatureOnce(context: AppContext, project: Project, flow: s
     throw httpError('STORE_UNAVAILABLE')
   }
   if (!(await store.guards.claimSignature(projectId, flow, use.signature, use.expiresAt))) {
-    throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': challengeFor(auth) } })
+    throw httpError('AUTH_REQUIRED', ['invalid signature'], { headers: { 'www-authenticate': challengeFor(auth) } })
   }
 }
 
