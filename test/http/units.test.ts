@@ -52,9 +52,10 @@ describe('checkRunAuth', () => {
   })
 
   it('names the scheme in the challenge', () => {
-    expect(checkRunAuth(bearer, headers({}), secrets)).toEqual({ ok: false, challenge: 'Bearer realm="flowctl"' })
-    expect(checkRunAuth(basic, headers({}), secrets)).toEqual({ ok: false, challenge: 'Basic realm="flowctl"' })
-    expect(checkRunAuth(apiKey, headers({}), secrets)).toEqual({ ok: false, challenge: 'ApiKey header="X-API-Key"' })
+    const missing = 'missing credential'
+    expect(checkRunAuth(bearer, headers({}), secrets)).toEqual({ ok: false, challenge: 'Bearer realm="flowctl"', reason: missing })
+    expect(checkRunAuth(basic, headers({}), secrets)).toEqual({ ok: false, challenge: 'Basic realm="flowctl"', reason: missing })
+    expect(checkRunAuth(apiKey, headers({}), secrets)).toEqual({ ok: false, challenge: 'ApiKey header="X-API-Key"', reason: missing })
   })
 
   it('checks against the secrets map it is given: a reloaded .env (a new map) replaces the old token at once', () => {

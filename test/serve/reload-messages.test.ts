@@ -12,7 +12,8 @@ const greet = (message: string) =>
   [
     'name: Greet',
     'nodes:',
-    '  - { id: start, type: start, name: Start, method: get, next: done }',
+    // Its own operationId: the example's order-status is another `start_get` (a validate warning).
+    '  - { id: start, type: start, name: Start, method: get, operationId: greet, next: done }',
     `  - { id: done, type: end, name: Done, body: { message: "${message}" } }`,
     '',
   ].join('\n')
