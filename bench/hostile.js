@@ -30,7 +30,7 @@ nodes:
 
 async function makeApp() {
   const dir = await mkdtemp(join(tmpdir(), 'flowctl-bench-hostile-'))
-  await cp(join(ROOT, 'fixtures', 'example'), dir, { recursive: true })
+  await cp(join(ROOT, 'fixtures', 'example'), dir, { recursive: true, filter: (source) => !source.endsWith('/.flowctl') })
   for (const [name, text] of Object.entries(FLOWS)) await writeFile(join(dir, 'flows', name), text)
   const settings = await readFile(join(dir, 'flowctl.yaml'), 'utf8')
   await writeFile(join(dir, 'flowctl.yaml'), settings.replace('runsPerMinutePerIp: 600', 'runsPerMinutePerIp: 1000000'))

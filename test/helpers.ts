@@ -3,7 +3,7 @@ import { execa, type ResultPromise } from 'execa'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 
 export const ROOT = resolve(import.meta.dirname, '..')
@@ -27,10 +27,18 @@ export const EXAMPLE_FLOW_SLUGS = [
 
 const made: string[] = []
 
-/** A fresh copy of fixtures/<name> in a temp folder (removed by `cleanupTempDirs`). */
+/**
+ * Copies a fixture project without its local state: `.flowctl/` (the database, users, outbox) belongs
+ * to whoever serves the fixture itself (`npm start` serves fixtures/example), never to a test.
+ */
+export async function copyProject(from: string, to: string): Promise<void> {
+  await cp(from, to, { recursive: true, filter: (source) => basename(source) !== '.flowctl' })
+}
+
+/** A fresh copy of fixtures/<name> in a temp folder (removed by `cleanupTempDirs`), without its `.flowctl/`. */
 export async function copyFixture(name: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `flowctl-${name.replace(/\W/g, '-')}-`))
-  await cp(join(ROOT, 'fixtures', name), dir, { recursive: true })
+  await copyProject(join(ROOT, 'fixtures', name), dir)
   made.push(dir)
   return dir
 }

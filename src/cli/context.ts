@@ -2,6 +2,7 @@
 import { resolve } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import type { Flow, Project } from '../model/project.js'
+import { closestName } from '../project/suggest.js'
 import type { Store } from '../model/store.js'
 import type { Output, OutputStreams } from './output.js'
 
@@ -29,7 +30,7 @@ export function projectDir(context: CommandContext, option: string | undefined):
 export async function openProject(
   context: CommandContext,
   dir: string,
-  options: { printProblems?: boolean } = {},
+  options: { printProblems?: boolean; check?: (project: Project) => void } = {},
 ): Promise<{ project: Project; store: Store }> {
   const { loadProject } = await import('../project/load.js')
   const { openProjectStore } = await import('../serve/project-store.js')
@@ -37,6 +38,8 @@ export async function openProject(
   if (options.printProblems !== false && !context.output.json) {
     context.output.problems(project.problems.filter((p) => p.severity === 'error'))
   }
+  // Before the store opens: a mistyped slug must not create .flowctl/ in the folder.
+  options.check?.(project)
   const store = await openProjectStore(project, { env: context.env })
   return { project, store }
 }
@@ -62,6 +65,8 @@ export function flowOf(project: Project, slug: string): Flow {
   if (flow) return flow
   const problems = project.problems.filter((p) => p.severity === 'error')
   if (problems.length) throw new FlowctlError('PROJECT_INVALID', `flow "${slug}" could not be loaded`, { problems })
-  const known = [...project.flows.keys()].sort().join(', ') || 'none'
-  throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found (flows: ${known})`)
+  const slugs = [...project.flows.keys()].sort()
+  const closest = closestName(slug, slugs)
+  const hint = closest === null ? '' : `; did you mean "${closest}"?`
+  throw new FlowctlError('FLOW_NOT_FOUND', `flow "${slug}" not found${hint} (flows: ${slugs.join(', ') || 'none'})`)
 }

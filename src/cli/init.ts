@@ -12,7 +12,7 @@ export function defineInitCommand(program: Command, context: CommandContext): vo
     .option('--template <name>', 'template from templates/ (default basic)', 'basic')
     .option('--id <projectId>', 'project id (default: from the folder name)')
     .option('--name <name>', 'project name (default: from the folder name)')
-    .addOption(jsonFlag('print { ok, dir, projectId, files, merged, kept } as JSON'))
+    .addOption(jsonFlag('print { ok, dir, projectId, files, merged, kept, warnings } as JSON'))
     .action(async (dir: string | undefined, flags: { project?: string; template: string; id?: string; name?: string }) => {
       const { createProjectFromTemplate, listTemplates } = await import('./templates.js')
       const { resolve, relative } = await import('node:path')
@@ -28,8 +28,11 @@ export function defineInitCommand(program: Command, context: CommandContext): vo
       }
       const result = await createProjectFromTemplate(target, flags.template, { projectId: flags.id, name: flags.name })
       const { output } = context
-      if (output.json) output.data({ ok: true, dir: target, projectId: result.projectId, files: result.files, merged: result.merged, kept: result.kept })
-      else {
+      const warnings = result.machineSchemaLinks.length ? [machineLinkWarning(result.machineSchemaLinks)] : []
+      if (output.json) {
+        output.data({ ok: true, dir: target, projectId: result.projectId, files: result.files, merged: result.merged, kept: result.kept, warnings })
+      } else {
+        for (const warning of warnings) output.error(output.color.yellow(`warning: ${warning}`))
         const shown = relative(context.cwd, target) || '.'
         output.line(output.color.green(`created project "${result.projectId}" in ${shown}`))
         for (const file of result.files) output.line(`  ${file}`)
@@ -44,4 +47,13 @@ export function defineInitCommand(program: Command, context: CommandContext): vo
         output.line('  flowctl serve')
       }
     })
+}
+
+/** flowctl is not a dependency of the project: the links name this machine's copy of the schemas. */
+function machineLinkWarning(files: string[]): string {
+  return (
+    `the $schema links in ${files.join(' and ')} point to this machine's flowctl and will not resolve for a teammate; ` +
+    'add flowctl to the devDependencies of a package.json in the project and change them to ../node_modules/flowctl/schema/flow.schema.json ' +
+    '(flows) and ../node_modules/flowctl/schema/test.schema.json (tests), or run flowctl init again in a project that has it'
+  )
 }

@@ -11,7 +11,7 @@ import { defineDocumentsCommand } from './documents.js'
 import { defineExportOpenApiCommand } from './export-openapi.js'
 import { defineHistoryCommand } from './history.js'
 import { defineInitCommand } from './init.js'
-import { createOutput, type OutputStreams } from './output.js'
+import { createOutput, whenPipeCloses, type OutputStreams } from './output.js'
 import { defineRunCommand } from './run.js'
 import { defineServeCommand } from './serve-command.js'
 import { defineTestCommand } from './test.js'
@@ -38,10 +38,16 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     env: options.env ?? process.env,
   }
   const json = argv.includes('--json')
+  // Stops a long-running command when asked (options.signal) or when its output pipe closes.
+  const stop = new AbortController()
+  const stopNow = () => stop.abort()
+  options.signal?.addEventListener('abort', stopNow, { once: true })
+  if (options.signal?.aborted) stop.abort()
+  const unwatch = whenPipeCloses(streams, stopNow)
   const context: CommandContext = {
     output: createOutput(json, streams),
     streams,
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal: stop.signal,
     cwd: options.cwd ?? process.cwd(),
     env: streams.env,
     debug: argv.includes('--debug'),
@@ -81,6 +87,9 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     return context.exitCode
   } catch (error) {
     return reportError(error, context)
+  } finally {
+    unwatch()
+    options.signal?.removeEventListener('abort', stopNow)
   }
 }
 

@@ -40,3 +40,33 @@ export function createOutput(json: boolean, streams: OutputStreams): Output {
     },
   }
 }
+
+type Stream = OutputStreams['stdout']
+const pipeWatchers = new WeakMap<Stream, Set<() => void>>()
+
+/**
+ * A reader that goes away (`flowctl history | head -1`) makes the next write fail with EPIPE, an
+ * 'error' event that would end the process with a stack trace. Here, once per stream: the error is
+ * taken as "nobody reads any more"; later writes to the destroyed stream are dropped by Node, and
+ * `onClosed` lets the command stop (serve and test --watch) and end with its own exit code.
+ * Returns the function that stops calling `onClosed`.
+ */
+export function whenPipeCloses(streams: Pick<OutputStreams, 'stdout' | 'stderr'>, onClosed: () => void): () => void {
+  const targets = [...new Set([streams.stdout, streams.stderr])]
+  for (const stream of targets) {
+    let watchers = pipeWatchers.get(stream)
+    if (!watchers) {
+      const registered = new Set<() => void>()
+      watchers = registered
+      pipeWatchers.set(stream, registered)
+      stream.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') throw error
+        for (const watcher of registered) watcher()
+      })
+    }
+    watchers.add(onClosed)
+  }
+  return () => {
+    for (const stream of targets) pipeWatchers.get(stream)?.delete(onClosed)
+  }
+}

@@ -75,7 +75,10 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
   const query = parsePairs(flags.query, '--query')
   const headers = Object.fromEntries(Object.entries(parsePairs(flags.header, '--header')).map(([k, v]) => [k.toLowerCase(), v]))
 
-  const { project, store } = await openProject(context, projectDir(context, flags.project), { printProblems: false })
+  const { project, store } = await openProject(context, projectDir(context, flags.project), {
+    printProblems: false,
+    check: (loaded) => void (flags.replay === undefined && flowOf(loaded, slugArgument!)),
+  })
   try {
     const { withSpinner } = await import('./spinner.js')
     let outcome: RunOutcome

@@ -123,7 +123,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   // Async runs queued before this start (a restart after a crash) are taken up at once.
   asyncRunner.start()
   const served = workspace.list().map((entry) => entry.project)
-  printUrls(served, baseUrl, Boolean(options.json), out)
+  const { describeStore } = await import('./store-label.js')
+  printUrls(served, baseUrl, Boolean(options.json), out, (project) => describeStore(project, env))
   if (!options.json) {
     out(`  Users    ${await describeUsersFiles([usersFile, ...projectUsersFiles])}`)
     for (const hint of startupHints(served, env, Boolean(options.cron))) err(hint)
@@ -183,20 +184,32 @@ export function startupHints(projects: Project[], env: NodeJS.ProcessEnv, cron: 
   ]
 }
 
-function printUrls(projects: Project[], baseUrl: string, json: boolean, out: (line: string) => void): void {
+/** The banner. Tests and scripts read the URL from its first line: keep `flowctl serving on <url>` as it is. */
+function printUrls(projects: Project[], baseUrl: string, json: boolean, out: (line: string) => void, storeOf: (project: Project) => string): void {
+  const dashboard = `${baseUrl}/`
   const rows = projects.map((project) => {
     const id = project.settings.projectId
-    return { projectId: id, name: project.settings.name, runApi: `${baseUrl}/api/run/${id}/`, status: `${baseUrl}/status`, docs: `${baseUrl}/docs/${id}` }
+    const store = storeOf(project)
+    return {
+      projectId: id,
+      name: project.settings.name,
+      runApi: `${baseUrl}/api/run/${id}/`,
+      status: `${baseUrl}/status`,
+      docs: `${baseUrl}/docs/${id}`,
+      store,
+    }
   })
   if (json) {
-    out(JSON.stringify({ ok: true, url: baseUrl, projects: rows }))
+    out(JSON.stringify({ ok: true, url: baseUrl, dashboard, projects: rows }))
     return
   }
   out(`flowctl serving on ${baseUrl}`)
+  out(`  Dashboard ${dashboard}`)
   for (const row of rows) {
     out(`  ${row.projectId} (${row.name})`)
     out(`    Run API  ${row.runApi}<slug>`)
     out(`    Status   ${row.status}`)
     out(`    Docs     ${row.docs}`)
+    out(`    Store    ${row.store}`)
   }
 }

@@ -1,8 +1,10 @@
 // `flowctl test --watch`: a pass now, then another after every change to the project's YAML/JSON files
-// or its dotenv file, until Ctrl-C. A broken file is reported and the watch goes on.
-import { watch, type FSWatcher } from 'node:fs'
-import { basename, extname, relative, resolve, sep } from 'node:path'
+// or its dotenv file, until Ctrl-C. A broken file is reported and the watch goes on. It watches
+// through serve's watcher (src/serve/file-watcher.ts), so a file replaced by rename (an editor's safe
+// write) is followed as serve follows it.
+import { basename, extname, join, relative, resolve, sep } from 'node:path'
 import { formatProblem, isFlowctlError } from '../errors.js'
+import type { WatchTarget } from '../serve/file-watcher.js'
 import type { CommandContext } from './context.js'
 
 const IGNORED_FOLDERS = new Set(['.flowctl', 'node_modules', '.git'])
@@ -19,17 +21,34 @@ export function isWatchedChange(dir: string, file: string, ignoredFiles: Set<str
   return WATCHED_EXTENSIONS.has(extname(name).toLowerCase()) || name.startsWith('.env')
 }
 
+/** What the shared watcher (the one `serve` reloads with) watches for the tests: the whole project folder. */
+function testWatchTarget(dir: string, ignoredFiles: Set<string>): WatchTarget {
+  return {
+    dir,
+    folders: [dir, join(dir, 'flows'), join(dir, 'tests')],
+    isWatched: (file) => isWatchedChange(dir, file, ignoredFiles),
+    // Without stats a path may be a folder on the way to a test file: only the ignored folders go.
+    ignored: (path, stats) => {
+      if (
+        relative(dir, path)
+          .split(sep)
+          .some((part) => IGNORED_FOLDERS.has(part))
+      )
+        return true
+      return stats !== undefined && !stats.isDirectory() && !isWatchedChange(dir, path, ignoredFiles)
+    },
+  }
+}
+
 /**
- * Runs `pass` now and after each change; resolves with the last pass's exit code on SIGINT/SIGTERM.
+ * Runs `pass` now and after each change; resolves with the last pass's exit code on SIGINT/SIGTERM
+ * or when the command is told to stop (its output pipe closed).
  * `ignoredFiles`: absolute paths the pass itself writes (the JUnit report), which must not retrigger it.
  */
 export async function watchTests(context: CommandContext, dir: string, pass: () => Promise<number>, ignoredFiles: string[] = []): Promise<number> {
   const { output } = context
   const ignored = new Set(ignoredFiles.map((file) => resolve(context.cwd, file)))
   let lastCode = 0
-  let running: Promise<void> | null = null
-  let pending = false
-  let timer: NodeJS.Timeout | undefined
 
   const runPass = async (): Promise<void> => {
     try {
@@ -42,36 +61,30 @@ export async function watchTests(context: CommandContext, dir: string, pass: () 
     }
     if (!output.json) output.line(output.color.dim(`watching ${relative(context.cwd, dir) || '.'} for changes (Ctrl-C to stop)`))
   }
-  const schedule = (file: string | null) => {
-    if (file !== null && !isWatchedChange(dir, file, ignored)) return
-    clearTimeout(timer)
-    timer = setTimeout(() => {
-      if (running) {
-        pending = true
-        return
-      }
-      if (!output.json) output.line(output.color.dim(`\nchange in ${file ?? 'the project'}; running the tests again`))
-      running = runPass().finally(() => {
-        running = null
-        if (pending) {
-          pending = false
-          schedule(null)
-        }
-      })
-    }, SETTLE_MS)
-  }
 
-  running = runPass().finally(() => (running = null))
-  await running
-  // Recursive fs.watch (inotify on Linux since Node 20): one watcher for flows/, tests/ and the project files.
-  const watcher: FSWatcher = watch(dir, { recursive: true }, (_event, file) => schedule(file === null ? null : String(file)))
-  watcher.on('error', (error) => output.error(output.color.red(`error: watching ${dir} failed: ${error.message}`)))
-  await new Promise<void>((stop) => {
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
+  await runPass()
+  const { FileWatcher } = await import('../serve/file-watcher.js')
+  // Changes during a pass wait for it to end, then give one more pass.
+  const watcher = new FileWatcher(testWatchTarget(dir, ignored), {
+    debounceMs: SETTLE_MS,
+    onChange: async (files) => {
+      const shown = files.length === 1 ? relative(dir, files[0]!) : `${files.length} files`
+      if (!output.json) output.line(output.color.dim(`\nchange in ${shown}; running the tests again`))
+      await runPass()
+    },
+    onError: (message) => output.error(output.color.red(`error: watching ${dir} failed: ${message}`)),
   })
-  clearTimeout(timer)
-  watcher.close()
-  await running
+  await watcher.start()
+  let stop = () => {}
+  const stopped = new Promise<void>((resolveStop) => (stop = resolveStop))
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  context.signal?.addEventListener('abort', stop, { once: true })
+  if (context.signal?.aborted) stop()
+  await stopped
+  process.off('SIGINT', stop)
+  process.off('SIGTERM', stop)
+  context.signal?.removeEventListener('abort', stop)
+  await watcher.close()
   return lastCode
 }

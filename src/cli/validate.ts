@@ -28,7 +28,8 @@ export function defineValidateCommand(program: Command, context: CommandContext)
         const errors = result.problems.filter((p) => p.severity === 'error').length
         const warnings = result.problems.length - errors
         const summary = `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`
-        output.line(result.ok ? output.color.green(`ok (${summary})`) : output.color.red(`failed (${summary})`))
+        const checked = `${result.flows} flow${result.flows === 1 ? '' : 's'} checked`
+        output.line(result.ok ? output.color.green(`${checked}: ok (${summary})`) : output.color.red(`${checked}: failed (${summary})`))
       }
       context.exitCode = result.ok ? 0 : ERROR_CATALOG.CHECK_FAILED.exitCode
     })

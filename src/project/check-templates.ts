@@ -28,6 +28,7 @@ function* strings(value: unknown, path: (string | number)[]): Generator<[string,
 export function checkTemplates(context: TemplateContext, collector: ProblemCollector): void {
   const byRefName = new Map<string, NodeEntry>()
   for (const entry of context.entries) if (!byRefName.has(entry.node.refName)) byRefName.set(entry.node.refName, entry)
+  const byId = new Map(context.entries.filter((entry) => entry.hasId).map((entry) => [entry.node.id, entry]))
   const roots = ['run', ...byRefName.keys()].join(', ')
   for (const entry of context.entries) {
     const skipped = entry.kind?.literalSettings ?? []
@@ -63,11 +64,11 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
             continue
           }
           if (part.kind === 'expr') {
-            checkExpression(part, { entry, at, byRefName, roots, graph: context.graph }, collector)
+            checkExpression(part, { entry, at, byRefName, byId, roots, graph: context.graph }, collector)
             continue
           }
-          const problem = rootProblem(part.path[0] ?? '', part.path[1], { entry, byRefName, roots, graph: context.graph })
-          if (problem) collector.error(at, `${entry.label}: "{{ ${part.source} }}" ${problem}`)
+          const problem = rootProblem(part.path[0] ?? '', part.path[1], { entry, byRefName, byId, roots, graph: context.graph })
+          if (problem) collector.error(at, withProblem(`${entry.label}: "{{ ${part.source} }}"`, problem))
         }
       }
     }
@@ -77,23 +78,40 @@ export function checkTemplates(context: TemplateContext, collector: ProblemColle
 interface RootContext {
   entry: NodeEntry
   byRefName: Map<string, NodeEntry>
+  /** Nodes by id: an id written where a reference name is meant gets its own message. */
+  byId: Map<string, NodeEntry>
   /** The known root names, for messages. */
   roots: string
   graph: GraphInfo
 }
 
+/** Why a root cannot be read: a phrase after the quoted text, or (`sentence`) a sentence of its own. */
+interface RootProblem {
+  text: string
+  sentence?: boolean
+}
+
+function withProblem(subject: string, problem: RootProblem): string {
+  return problem.sentence ? `${subject}: ${problem.text}` : `${subject} ${problem.text}`
+}
+
 /** Why a root (and its first field, for `run`) cannot be read from this node; null when it can. */
-function rootProblem(root: string, field: string | undefined, context: RootContext): string | null {
+function rootProblem(root: string, field: string | undefined, context: RootContext): RootProblem | null {
   if (root === 'run') {
-    return field !== undefined && !RUN_FIELDS.includes(field) ? `refers to run.${field}, but run has only ${RUN_FIELDS.join(', ')}` : null
+    return field !== undefined && !RUN_FIELDS.includes(field) ? { text: `refers to run.${field}, but run has only ${RUN_FIELDS.join(', ')}` } : null
   }
   const target = context.byRefName.get(root)
-  if (!target && root === 'secrets' && field !== undefined) return `is not how a secret is written; use "\${secrets.${field}}"`
-  if (!target)
-    return `refers to "${root}", which is not a node of this flow${didYouMean(root, ['run', ...context.byRefName.keys()])} (known names: ${context.roots})`
+  if (!target && root === 'secrets' && field !== undefined) return { text: `is not how a secret is written; use "\${secrets.${field}}"` }
+  // Nodes are referenced by their name in snake_case (SPEC §2, §21); an id is a common slip.
+  const owner = target ? undefined : context.byId.get(root)
+  if (owner) return { text: `"${root}" is the id of node "${owner.node.name}"; reference it as "${owner.node.refName}"`, sentence: true }
+  if (!target) {
+    const suggestion = didYouMean(root, ['run', ...context.byRefName.keys()])
+    return { text: `refers to "${root}", which is not a node of this flow${suggestion} (known names: ${context.roots})` }
+  }
   const { graph, entry } = context
   if (graph.reachable.has(entry.node.id) && !graph.upstream.get(entry.node.id)?.has(target.node.id)) {
-    return `refers to "${root}" (${target.label}), which does not run before this node`
+    return { text: `refers to "${root}" (${target.label}), which does not run before this node` }
   }
   return null
 }
@@ -115,7 +133,7 @@ function checkExpression(part: ExpressionPart, context: RootContext & { at: Sour
   for (const problem of inspected.problems) collector.error(at, `${entry.label}: ${shown}: ${problem.message}`, { within: part.offset + problem.at })
   for (const root of inspected.roots) {
     const problem = rootProblem(root.name, root.field, context)
-    if (problem) collector.error(at, `${entry.label}: ${shown} ${problem}`, { within: part.offset + root.at })
+    if (problem) collector.error(at, withProblem(`${entry.label}: ${shown}`, problem), { within: part.offset + root.at })
   }
 }
 

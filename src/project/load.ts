@@ -28,7 +28,11 @@ export interface LoadOptions {
 }
 
 /** The project and whether flowctl.yaml has errors; never throws for problems in files. */
-export async function readProject(dir: string, options: LoadOptions = {}, keep?: Project): Promise<{ project: Project; settingsInvalid: boolean }> {
+export async function readProject(
+  dir: string,
+  options: LoadOptions = {},
+  keep?: Project,
+): Promise<{ project: Project; settingsInvalid: boolean; flowFiles: number }> {
   const root = resolve(dir)
   const env = options.env ?? process.env
   const settings = await readProjectSettings(root)
@@ -46,7 +50,7 @@ export async function readProject(dir: string, options: LoadOptions = {}, keep?:
     if (result) files.set(result.file, result)
   }
   const project = assemble(root, { env, settings, secrets, files }, keep, listed === null)
-  return { project, settingsInvalid: settings.collector.hasErrors }
+  return { project, settingsInvalid: settings.collector.hasErrors, flowFiles: listed?.length ?? 0 }
 }
 
 function throwIfInvalid(project: Project, settingsInvalid: boolean): Project {

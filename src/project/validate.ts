@@ -7,10 +7,12 @@ export interface ValidationResult {
   ok: boolean
   /** Sorted by file, line and column. */
   problems: Problem[]
+  /** How many flow files were checked. */
+  flows: number
 }
 
 /** Throws FlowctlError('PROJECT_NOT_FOUND') when `dir` has no flowctl.yaml. */
 export async function validateProject(dir: string, options: { env?: NodeJS.ProcessEnv } = {}): Promise<ValidationResult> {
-  const { project } = await readProject(dir, options)
-  return { ok: !project.problems.some((p) => p.severity === 'error'), problems: project.problems }
+  const { project, flowFiles } = await readProject(dir, options)
+  return { ok: !project.problems.some((p) => p.severity === 'error'), problems: project.problems, flows: flowFiles }
 }

@@ -1,32 +1,14 @@
-// Reloading on change: one chokidar watcher per project on its folder, filtered by a function (no
-// glob strings since chokidar 4) to flowctl.yaml, the dotenv file and the flow files, plus a plain
-// folder watch as a safety net for the writes chokidar misses. Changes are
-// batched for ~30 ms, then `reloadProject` builds a new Project that the workspace swaps in; a flow
-// file with problems keeps its last good version (the loader does that) and its problems are logged.
-import { watch as watchFolder, type FSWatcher as FolderWatcher } from 'node:fs'
-import { stat } from 'node:fs/promises'
+// Reloading on change: the shared file watcher (./file-watcher.ts: chokidar on the project folder,
+// filtered by a function to flowctl.yaml, the dotenv file and the flow files, plus a plain folder
+// watch as a safety net; files replaced by rename are followed). Changes are batched for ~30 ms,
+// then `reloadProject` builds a new Project that the workspace swaps in; a flow file with problems
+// keeps its last good version (the loader does that) and its problems are logged.
 import { join, relative, resolve, sep } from 'node:path'
-import type { FSWatcher } from 'chokidar'
 import { formatProblem, isFlowctlError } from '../errors.js'
 import { isFlowFileName } from '../project/flow-file.js'
 import type { Project } from '../model/project.js'
+import { FileWatcher, type WatchTarget } from './file-watcher.js'
 import type { Workspace } from './workspace.js'
-
-/**
- * chokidar throttles `change` events and can drop the last of several quick writes to one file, so
- * every event is followed by a check of the file's stat this much later.
- */
-const RECHECK_MS = 150
-
-/** What identifies one version of a file on disk (or its absence). */
-async function fileSignature(file: string): Promise<string> {
-  try {
-    const info = await stat(file)
-    return `${info.ino}:${info.size}:${info.mtimeMs}`
-  } catch {
-    return 'missing'
-  }
-}
 
 export interface WatchOptions {
   log: (line: string) => void
@@ -76,23 +58,20 @@ function ignoredBy(paths: WatchedPaths) {
   }
 }
 
+/** What the shared watcher watches for a project. */
+function watchTarget(paths: WatchedPaths): WatchTarget {
+  return {
+    dir: paths.dir,
+    folders: [paths.dir, paths.flowsDir],
+    isWatched: (file) => isWatchedFile(paths, file),
+    ignored: ignoredBy(paths),
+  }
+}
+
 class ProjectWatcher {
-  #watcher: FSWatcher | null = null
-  /**
-   * Plain `fs.watch` on the project folder and the flows folder, beside chokidar: chokidar watches
-   * each file on its own and now and then reports nothing at all for a write (the reload
-   * benchmark's chokidar-only baseline misses about one write in ten), and the stat re-check below
-   * only follows an event. A folder watch sees every write to a file in it.
-   */
-  #folderWatchers: FolderWatcher[] = []
+  #files: FileWatcher
   #paths: WatchedPaths
-  #pending = new Set<string>()
-  #timer: NodeJS.Timeout | null = null
-  #running: Promise<void> = Promise.resolve()
   #closed = false
-  /** Signature of each file as it was when its last reload began. */
-  #loaded = new Map<string, string>()
-  #rechecks = new Map<string, NodeJS.Timeout>()
 
   constructor(
     private project: Project,
@@ -100,76 +79,20 @@ class ProjectWatcher {
     private readonly options: WatchOptions,
   ) {
     this.#paths = watchedPaths(project)
-  }
-
-  async start(): Promise<void> {
-    const { watch } = await import('chokidar')
-    const watcher = watch(this.#paths.dir, {
-      ignoreInitial: true,
-      awaitWriteFinish: false,
-      ignored: ignoredBy(this.#paths),
+    this.#files = new FileWatcher(watchTarget(this.#paths), {
+      debounceMs: options.debounceMs ?? 30,
+      onChange: (files) => this.#reload(files),
+      onError: (message) => options.log(`watch error in ${this.#paths.dir}: ${message}`),
     })
-    const onChange = (path: string) => this.#changed(resolve(path))
-    watcher.on('add', onChange).on('change', onChange).on('unlink', onChange)
-    watcher.on('error', (error) => this.options.log(`watch error in ${this.#paths.dir}: ${error instanceof Error ? error.message : String(error)}`))
-    await new Promise<void>((ready) => watcher.once('ready', () => ready()))
-    this.#watcher = watcher
-    for (const folder of new Set([this.#paths.dir, this.#paths.flowsDir])) {
-      try {
-        const folderWatcher = watchFolder(folder, (_event, name) => {
-          if (name) this.#changed(join(folder, name.toString()))
-        })
-        folderWatcher.on('error', () => folderWatcher.close()) // the folder went away; chokidar still reports it
-        this.#folderWatchers.push(folderWatcher)
-      } catch {
-        // No such folder (yet): chokidar sees it appear.
-      }
-    }
   }
 
-  #closeFolderWatchers(): void {
-    for (const folderWatcher of this.#folderWatchers) folderWatcher.close()
-    this.#folderWatchers = []
+  start(): Promise<void> {
+    return this.#files.start()
   }
 
-  #changed(file: string): void {
-    if (this.#closed || !isWatchedFile(this.#paths, file)) return
-    this.#pending.add(file)
-    this.#scheduleRecheck(file)
-    if (this.#timer) clearTimeout(this.#timer)
-    this.#timer = setTimeout(() => {
-      this.#timer = null
-      // Reloads of one project run one after another; changes during a reload wait for the next.
-      this.#running = this.#running.then(() => this.#reload())
-    }, this.options.debounceMs ?? 30)
-  }
-
-  #scheduleRecheck(file: string): void {
-    clearTimeout(this.#rechecks.get(file))
-    const timer = setTimeout(async () => {
-      this.#rechecks.delete(file)
-      if (this.#closed) return
-      if ((await fileSignature(file)) !== this.#loaded.get(file)) this.#changed(file)
-    }, RECHECK_MS)
-    this.#rechecks.set(file, timer)
-  }
-
-  async #reload(): Promise<void> {
-    if (this.#closed || this.#pending.size === 0) return
-    const pending = [...this.#pending]
-    this.#pending.clear()
-    // Several watchers report one write: a file whose version on disk was already loaded is skipped,
-    // so one save gives one reload and one message.
-    const changed: string[] = []
-    const signatures = new Map<string, string>()
-    for (const file of pending) {
-      const signature = await fileSignature(file)
-      if (this.#loaded.get(file) === signature) continue
-      this.#loaded.set(file, signature)
-      signatures.set(file, signature)
-      changed.push(file)
-    }
-    if (changed.length === 0) return
+  /** `changed`: files whose version on disk is new (one save gives one reload and one message). */
+  async #reload(changed: string[]): Promise<void> {
+    if (this.#closed) return
     const previous = this.project
     const files = changed.map((file) => relative(previous.dir, file) || file)
     try {
@@ -188,7 +111,10 @@ class ProjectWatcher {
         data: { projectId: next.settings.projectId, changed: files, summary, ok: problems.length === 0 },
       })
       const paths = watchedPaths(next)
-      if (paths.flowsDir !== this.#paths.flowsDir || paths.secretsFile !== this.#paths.secretsFile) await this.#rewatch(paths)
+      if (paths.flowsDir !== this.#paths.flowsDir || paths.secretsFile !== this.#paths.secretsFile) {
+        this.#paths = paths
+        await this.#files.retarget(watchTarget(paths))
+      }
     } catch (error) {
       // A broken flowctl.yaml keeps the whole previous project serving.
       if (isFlowctlError(error) && error.problems.length) for (const problem of error.problems) this.options.log(formatProblem(problem))
@@ -205,20 +131,9 @@ class ProjectWatcher {
     }
   }
 
-  async #rewatch(paths: WatchedPaths): Promise<void> {
-    this.#closeFolderWatchers()
-    await this.#watcher?.close()
-    this.#paths = paths
-    await this.start()
-  }
-
   async close(): Promise<void> {
     this.#closed = true
-    if (this.#timer) clearTimeout(this.#timer)
-    for (const timer of this.#rechecks.values()) clearTimeout(timer)
-    this.#closeFolderWatchers()
-    await this.#running.catch(() => {})
-    await this.#watcher?.close()
+    await this.#files.close()
   }
 }
 

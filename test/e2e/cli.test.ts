@@ -421,7 +421,3 @@ describe('flowctl tick', () => {
     expect((await flowctl(['tick', '--project', project, '--at', 'yesterday'])).exitCode).toBe(2)
   })
 })
-
-afterAll(async () => {
-  await rm(join(ROOT, 'fixtures', 'example', '.flowctl'), { recursive: true, force: true })
-})

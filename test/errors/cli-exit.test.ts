@@ -22,7 +22,9 @@ afterAll(cleanupTempDirs)
 
 describe('exit codes from the catalog', () => {
   it('a bad flag is USAGE (2), an unreadable body file IO_FAILED (2, as before the catalog), an unknown flow FLOW_NOT_FOUND (2)', async () => {
-    const project = join(ROOT, 'fixtures', 'example')
+    // A copy: commands that open the store write .flowctl/ into the project (SPEC §21: tests leave
+    // fixtures/example's state to npm start).
+    const project = await copyFixture('example')
     expect((await callMain(['run', 'quote', '--project', project, '--no-such-flag'])).exitCode).toBe(ERROR_CATALOG.USAGE.exitCode)
     const missing = await callMain(['run', 'quote', '--project', project, '--body', '@does-not-exist.json'])
     expect(missing).toEqual({ exitCode: 2, stderr: expect.stringContaining('cannot read the body file does-not-exist.json') })

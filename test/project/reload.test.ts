@@ -1,12 +1,12 @@
 // reloadProject on a temp copy of fixtures/example: edit, break, fix, add, delete, settings changes.
-import { cp, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { FlowctlError } from '../../src/errors.js'
 import { loadProject, reloadProject } from '../../src/project/load.js'
 import type { Project } from '../../src/model/project.js'
-import { EXAMPLE_FLOW_SLUGS } from '../helpers.js'
+import { copyProject, EXAMPLE_FLOW_SLUGS } from '../helpers.js'
 
 const EXAMPLE = join(import.meta.dirname, '..', '..', 'fixtures', 'example')
 let dir: string
@@ -22,7 +22,7 @@ const errorsOf = (p: Project) => p.problems.filter((problem) => problem.severity
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flowctl-reload-'))
-  await cp(EXAMPLE, dir, { recursive: true })
+  await copyProject(EXAMPLE, dir)
   project = await loadProject(dir, { env: {} })
 })
 
