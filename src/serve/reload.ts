@@ -11,6 +11,7 @@ import { formatProblem, isFlowctlError } from '../errors.js'
 import { isFlowFileName } from '../project/flow-file.js'
 import type { Project } from '../model/project.js'
 import type { Workspace } from './workspace.js'
+import { refusalChanges } from './refusing-flows.js'
 
 /**
  * chokidar throttles `change` events and can drop the last of several quick writes to one file, so
@@ -182,6 +183,7 @@ class ProjectWatcher {
       for (const problem of problems) this.options.log(`${next.settings.projectId}: ${formatProblem(problem)}`)
       const summary = describeReload(previous, next, files)
       this.options.log(`reloaded ${next.settings.projectId} (${files.join(', ')}): ${summary.join('; ')}`)
+      for (const line of refusalChanges(previous, next)) this.options.log(line)
       this.workspace.events.publish({
         type: 'reload',
         projectId: next.settings.projectId,
