@@ -1,9 +1,13 @@
 import type { Command } from 'commander'
 import { FlowctlError } from '../errors.js'
 import type { RunRecord, StoredRun } from '../model/store.js'
+import { describeHttpFailure, failedHttpOf } from '../flow/failed-http.js'
 import { openProject, projectDir, type CommandContext } from './context.js'
 import type { Output } from './output.js'
 import { jsonFlag, projectFlag } from './flags.js'
+
+// oxlint-disable-next-line no-control-regex -- matching them is the point
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
 
 interface HistoryFlags {
   project?: string
@@ -105,7 +109,18 @@ function printRun(output: Output, run: StoredRun): void {
   ]
   if (run.replayOf) rows.push(['replay of', run.replayOf])
   if (run.status === 'error') rows.push(['failed node', run.failedNodeId ?? '-'], ['error', run.error ?? '-'])
+  const failedHttp = failedHttpOf(run.trace, run.failedNodeId)
+  if (failedHttp) {
+    const where = failedHttp.flow ? ` (node ${failedHttp.nodeId} of flow ${failedHttp.flow})` : ''
+    rows.push(['http call', `${describeHttpFailure(failedHttp.http)}${where}`])
+  }
   for (const [label, value] of rows) output.line(`${output.color.dim(label.padEnd(12))} ${value}`)
+  // The answer's body on lines of its own: it is often an upstream's error page or JSON.
+  if (failedHttp?.http.body) {
+    output.line(output.color.dim('answer body (first 2 KiB)'))
+    // Control characters from an upstream (terminal escapes) are shown as U+FFFD, never sent to the terminal.
+    for (const line of failedHttp.http.body.split('\n')) output.line(`  ${line.replace(CONTROL_CHARACTERS, '\uFFFD')}`)
+  }
   printDetails(output, run)
 }
 

@@ -3,7 +3,7 @@
 import { FlowctlError } from '../errors.js'
 import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
-import { FinalFailure, RunBudgetSpent, type NodeContext, type NodeKind, type NodeResult, type SubFlowResult } from '../nodes/types.js'
+import { FinalFailure, RunBudgetSpent, StepFailure, type NodeContext, type NodeKind, type NodeResult, type SubFlowResult } from '../nodes/types.js'
 import type { Flow, FlowNode, Project } from '../model/project.js'
 import type { RunRecord, Store } from '../model/store.js'
 import { validateInputs } from './inputs.js'
@@ -367,7 +367,7 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
       if (error instanceof RunStopped) throw error
       const reason = maskedReason(messageOf(error), project.secrets)
       if (retry && attempt < attempts && !(error instanceof FinalFailure)) {
-        recordStep(walk, node, context, null, { error: reason }, attempt)
+        recordStep(walk, node, context, null, failedOutput(reason, error), attempt)
         await pause(walk, retryDelayMs(retry, attempt + 1))
         continue
       }
@@ -415,12 +415,18 @@ function failure(walk: Walk, error: unknown): Ending {
   const masked = maskedReason(reason, project.secrets)
   if (steps && current) {
     const durationMs = roundMs(performance.now() - walk.stepBegan)
-    const step: TraceStep = { nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output: { error: masked } }
+    const output = failedOutput(masked, error)
+    const step: TraceStep = { nodeId: current.id, type: current.type, name: current.name, port: null, durationMs, output }
     if (walk.failedStep?.attempt !== undefined) step.attempt = walk.failedStep.attempt
     if (walk.failedStep?.calls) step.calls = walk.failedStep.calls
     steps.push(step)
   }
   return { kind: 'failed', nodeId: current?.id ?? null, error: masked }
+}
+
+/** A failed step's output: the reason, and what the failure tells beside it (an http call's request and answer). */
+function failedOutput(reason: string, error: unknown): Record<string, unknown> {
+  return error instanceof StepFailure ? { error: reason, ...error.details } : { error: reason }
 }
 
 /** A trace's steps with secrets shown as `***`, sub-flow steps included. */

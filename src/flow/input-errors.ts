@@ -66,7 +66,25 @@ export function isViewSafe(schema: unknown): boolean {
 }
 
 export function formatErrors(location: InputLocation, found: ErrorObject[] | null | undefined): string[] {
-  return (found ?? []).map((error) => `${location}${pointerOf(error)}: ${error.message ?? 'is invalid'}`)
+  return (found ?? []).map((error) => `${location}${pointerOf(error)}: ${messageOf(error)}`)
+}
+
+/** Allowed values an enum message lists; longer enums end with `…` (the error string is capped anyway). */
+const ENUM_VALUES_LISTED = 20
+
+/**
+ * ajv's message, except where it leaves the caller guessing: an enum lists its allowed values
+ * (`must be one of "s", "m", "l"`, SPEC §21) and a const its value, as JSON.
+ */
+function messageOf(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>
+  if (error.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+    const values = params.allowedValues as unknown[]
+    const listed = values.slice(0, ENUM_VALUES_LISTED).map((value) => JSON.stringify(value) ?? String(value))
+    return `must be one of ${listed.join(', ')}${values.length > ENUM_VALUES_LISTED ? ', …' : ''}`
+  }
+  if (error.keyword === 'const' && 'allowedValue' in params) return `must be ${JSON.stringify(params.allowedValue) ?? String(params.allowedValue)}`
+  return error.message ?? 'is invalid'
 }
 
 /** Where the problem is: for a missing or unexpected property, the property itself. */

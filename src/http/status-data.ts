@@ -20,9 +20,13 @@ export interface FlowView {
   slug: string
   name: string
   file: string
-  /** Upper-case method and run path; null for flows without a Start node. */
+  /** Upper-case method and run path; null for flows without a Start node or with `http: false`. */
   method: string | null
   path: string | null
+  /** Whether the flow has a Run API route: false with `http: false` (or without a Start node). */
+  http: boolean
+  /** Whether the flow has a Start node (with `http: false` it runs from schedules and `flowctl run`). */
+  start: boolean
 }
 
 export interface ProjectStatus {
@@ -120,8 +124,10 @@ async function projectStatus(
       slug: flow.slug,
       name: flow.name,
       file: flow.file,
-      method: flow.start ? flow.start.method.toUpperCase() : null,
-      path: flow.start ? runPath(projectId, flow, flow.start) : null,
+      method: flow.start?.http ? flow.start.method.toUpperCase() : null,
+      path: flow.start?.http ? runPath(projectId, flow, flow.start) : null,
+      http: flow.start?.http === true,
+      start: flow.start !== null && flow.start !== undefined,
     }))
     .sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
   const problems = project.problems.map(formatProblem)

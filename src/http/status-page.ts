@@ -13,12 +13,19 @@ table{border-collapse:collapse;width:100%;font-size:.92em}th,td{text-align:left;
 th{color:#5b6570;font-weight:600}code{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace}
 .ok{color:#137333;font-weight:600}.bad{color:#b3261e;font-weight:600}.muted{color:#6b7580}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:.85em;font-weight:600}
-.badge.ok{background:#e6f4ea}.badge.bad{background:#fce8e6}
+.badge.ok{background:#e6f4ea}.badge.bad{background:#fce8e6}.badge.warn{background:#fdf0d5;color:#8a5a00}
 ul.problems{margin:4px 0;padding-left:20px;color:#b3261e}
 `)
 
 function badge(ok: boolean, yes: string, no: string): SafeHtml {
   return ok ? html`<span class="badge ok">${yes}</span>` : html`<span class="badge bad">${no}</span>`
+}
+
+/** As the dashboard's badge: an End that answered 4xx or 5xx is amber, not a green success. */
+function runBadge(run: RunRecord): SafeHtml {
+  if (run.status === 'skipped') return html`<span class="badge">skipped</span>`
+  if (run.status === 'success' && run.httpStatus !== null && run.httpStatus >= 400) return html`<span class="badge warn">answered ${run.httpStatus}</span>`
+  return badge(run.status === 'success', 'success', 'error')
 }
 
 /** A scheduled run's minute in UTC, and in its schedule's zone when that is another one. */
@@ -34,9 +41,7 @@ function runsTable(runs: RunRecord[], zoneOf: (flow: string) => string | undefin
   if (runs.length === 0) return html`<p class="muted">none</p>`
   return html`<table><tr><th>started</th><th>scheduled for</th><th>flow</th><th>method</th><th>status</th><th>HTTP</th><th>ms</th><th>run id</th><th>error</th></tr>
 ${runs.map(
-  (
-    run,
-  ) => html`<tr><td>${run.startedAt}</td><td>${scheduledFor(run, zoneOf)}</td><td>${run.flow}</td><td>${run.method}</td><td>${run.status === 'skipped' ? html`<span class="badge">skipped</span>` : badge(run.status === 'success', 'success', 'error')}</td>
+  (run) => html`<tr><td>${run.startedAt}</td><td>${scheduledFor(run, zoneOf)}</td><td>${run.flow}</td><td>${run.method}</td><td>${runBadge(run)}</td>
 <td>${run.httpStatus ?? ''}</td><td>${run.durationMs}</td><td><code>${run.id}</code></td><td>${run.failedNodeId ? `${run.failedNodeId}: ` : ''}${run.error ?? ''}</td></tr>`,
 )}</table>`
 }
@@ -62,7 +67,7 @@ ${project.problems.length ? html`<ul class="problems">${project.problems.map((p)
 <table><tr><th>flow</th><th>file</th><th>route</th></tr>
 ${project.flows.map(
   (f) => html`<tr><td>${f.name} <span class="muted">(${f.slug})</span></td><td><code>${f.file}</code></td>
-<td>${f.method ? html`<code>${f.method} ${f.path}</code>` : html`<span class="muted">no Start node</span>`}</td></tr>`,
+<td>${f.method ? html`<code>${f.method} ${f.path}</code>` : html`<span class="muted">${f.start ? 'none (http: false)' : 'no Start node'}</span>`}</td></tr>`,
 )}</table>
 <h3>Schedules</h3>
 ${

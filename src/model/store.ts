@@ -91,6 +91,8 @@ export interface RunQuery {
   status?: RunStatus
   /** Newest first; default 50. */
   limit?: number
+  /** Only replays of this run (the run page links a run to its replays, SPEC §21). */
+  replayOf?: string
   /** Only runs whose startedAt is strictly after this ISO time (cursors of alerts and digests). */
   after?: string
 }

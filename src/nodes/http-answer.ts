@@ -10,6 +10,9 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
 /** Headers that always carry credentials; any header set from a secret is dropped as well. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization'])
 
+/** How much of an answer's body a failed http step keeps (SPEC §21: the first 2 KiB). */
+export const FAILED_BODY_BYTES = 2048
+
 export class AnswerTooLarge extends Error {}
 export class RedirectRefused extends Error {}
 
@@ -112,4 +115,16 @@ function withoutHeaders(headers: Record<string, string>, drop: (name: string) =>
 /** A URL for a message: origin and path only (its query may hold a key). */
 function safeUrl(url: URL): string {
   return `${url.origin}${url.pathname}`
+}
+
+/** The first `maxBytes` bytes of `text`, never ending inside a character, with a marker when cut. */
+export function bodyPrefix(text: string, maxBytes: number = FAILED_BODY_BYTES): string {
+  // A character takes at most 3 UTF-8 bytes per UTF-16 unit, so short texts need no encoding.
+  if (text.length * 3 <= maxBytes) return text
+  const bytes = Buffer.from(text)
+  if (bytes.byteLength <= maxBytes) return text
+  let end = maxBytes
+  // Back off to the start of a character (continuation bytes are 10xxxxxx).
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--
+  return `${bytes.subarray(0, end).toString('utf8')}… [${bytes.byteLength - end} more bytes]`
 }

@@ -2,9 +2,9 @@ import { hasTemplate, parseTemplate, TemplateSyntaxError } from '../language/tem
 import { appendQuery, buildUrl, ORIGIN_DONE, UrlTemplateError } from '../language/url-template.js'
 import { textOf } from '../language/resolve.js'
 import { maskSecrets, secretNamesIn } from '../language/secrets.js'
-import { AnswerTooLarge, DEFAULT_MAX_RESPONSE_BYTES, readCappedText, sendFollowingRedirects, RedirectRefused } from './http-answer.js'
+import { AnswerTooLarge, bodyPrefix, DEFAULT_MAX_RESPONSE_BYTES, readCappedText, sendFollowingRedirects, RedirectRefused } from './http-answer.js'
 import type { FetchAnswer } from '../model/run.js'
-import { RunBudgetSpent, type NodeKind, type SettingsProblem } from './types.js'
+import { RunBudgetSpent, StepFailure, type NodeKind, type SettingsProblem } from './types.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000
 
@@ -112,19 +112,22 @@ export const httpNode: NodeKind = {
     const maxBytes = typeof settings.maxResponseBytes === 'number' ? settings.maxResponseBytes : DEFAULT_MAX_RESPONSE_BYTES
     // One deadline for the request, its redirects and the whole body.
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs)])
-    let response: FetchAnswer
+    let response: FetchAnswer | undefined
     let text: string
+    // What a failed step shows beside its reason (SPEC §21); the engine masks secrets in it.
+    const failed = (reason: string, body: string | null = null, cause?: unknown) =>
+      new StepFailure(`HTTP ${method} request ${reason}`, { http: { method, url: url.href, status: response?.status ?? null, body } }, { cause })
     try {
       response = await sendFollowingRedirects(context.fetch, context.node, { method, url, headers, body, secretHeaders, signal })
       text = await readCappedText(response, maxBytes, signal)
     } catch (error) {
       // The run's http budget (limits.httpCallsPerRun) is spent: its plain reason, not a network error.
       if (error instanceof RunBudgetSpent) throw error
-      if (error instanceof AnswerTooLarge || error instanceof RedirectRefused) throw new Error(`HTTP ${method} request ${error.message}`)
-      throw new Error(`HTTP ${method} request ${failureReason(error, context.signal, timeoutMs)}`, { cause: error })
+      if (error instanceof AnswerTooLarge || error instanceof RedirectRefused) throw failed(error.message)
+      throw failed(failureReason(error, context.signal, timeoutMs), null, error)
     }
     if (settings.failOnStatus === true && response.status >= 400) {
-      throw new Error(`HTTP ${method} request answered ${response.status} ${response.statusText}`.trim())
+      throw failed(`answered ${response.status} ${response.statusText}`.trim(), bodyPrefix(text))
     }
     let parsed: unknown = text
     if ((response.headers.get('content-type') ?? '').includes('json')) {

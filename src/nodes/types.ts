@@ -42,6 +42,21 @@ export class RunBudgetSpent extends FinalFailure {
   override name = 'RunBudgetSpent'
 }
 
+/**
+ * A failure that carries facts beside its reason: the engine puts `details` next to `error` in the
+ * failed step's output (an http node's request and answer, SPEC §21), masked like every output.
+ */
+export class StepFailure extends Error {
+  override name = 'StepFailure'
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(message, options)
+  }
+}
+
 /** A sub-flow's answer; `failed` is the reason when its input was refused (400) or it failed (500). */
 export type SubFlowResult = { failed: null; status: number; body: unknown } | { failed: string; status: 400 | 500; body: { error: string } }
 

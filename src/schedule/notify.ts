@@ -9,9 +9,12 @@ import { maskSecrets } from '../language/secrets.js'
 import type { RunRecord, Store } from '../model/store.js'
 import { deliver } from './channels.js'
 import { cronMatches } from '../language/cron.js'
+import { describeHttpFailure, failedHttpOf, type HttpFailure } from '../flow/failed-http.js'
 
 /** Failures listed in one alert; the total is still counted. */
 const MAX_FAILURES_LISTED = 20
+/** Failures of an alert whose failed http call's answer body is quoted in its text (all are in `failures`). */
+const ALERT_BODIES_SHOWN = 5
 /** Latest runs listed in a digest. */
 const MAX_LATEST_RUNS = 10
 /** Longer than any webhook timeout, so a live sender keeps its lease. */
@@ -73,25 +76,48 @@ export async function checkAlert(options: NotifyOptions, rule: AlertRule, index:
     return
   }
   const total = (await store.countRuns(projectId, flows, cursor)).error
-  const payload = alertPayload(project, failures, Math.max(total, failures.length))
+  const calls = await failedHttpCalls(store, projectId, failures)
+  const payload = alertPayload(project, failures, Math.max(total, failures.length), calls)
   await store.advanceCursor(projectId, key, stored, newest.startedAt, { channel: rule.channel, payload })
 }
 
-function alertPayload(project: Project, failures: RunRecord[], total: number): Record<string, unknown> {
+/**
+ * The failed http call of each failure, read from its stored trace (SPEC §21); null where the run did
+ * not fail on one or kept no trace. One read per listed failure, at most MAX_FAILURES_LISTED.
+ */
+async function failedHttpCalls(store: Store, projectId: string, failures: RunRecord[]): Promise<(HttpFailure | null)[]> {
+  return Promise.all(
+    failures.map(async (run) => {
+      if (run.failedNodeId === null) return null
+      const stored = await store.getRun(projectId, run.id)
+      return stored ? (failedHttpOf(stored.trace, stored.failedNodeId)?.http ?? null) : null
+    }),
+  )
+}
+
+function alertPayload(project: Project, failures: RunRecord[], total: number, calls: (HttpFailure | null)[]): Record<string, unknown> {
   const { projectId, name } = project.settings
   const mask = (text: string | null) => (text === null ? null : maskSecrets(text, project.secrets))
-  const listed = failures.map((run) => ({
-    flow: run.flow,
-    runId: run.id,
-    trigger: run.trigger,
-    failedNodeId: run.failedNodeId,
-    error: mask(run.error),
-    startedAt: run.startedAt,
-  }))
-  const lines = listed.map(
-    (f) =>
-      `• ${f.flow} — run ${f.runId} failed${f.failedNodeId ? ` at node ${f.failedNodeId}` : ''}: ${f.error ?? 'unknown error'} (${f.startedAt}, ${f.trigger})`,
-  )
+  const listed = failures.map((run, index) => {
+    const http = calls[index] ?? null
+    return {
+      flow: run.flow,
+      runId: run.id,
+      trigger: run.trigger,
+      failedNodeId: run.failedNodeId,
+      error: mask(run.error),
+      startedAt: run.startedAt,
+      http: http && { method: http.method, url: mask(http.url), status: http.status, body: mask(http.body) },
+    }
+  })
+  const lines = listed.map((f, index) => {
+    const line = `• ${f.flow} — run ${f.runId} failed${f.failedNodeId ? ` at node ${f.failedNodeId}` : ''}: ${f.error ?? 'unknown error'} (${f.startedAt}, ${f.trigger})`
+    if (!f.http) return line
+    const call = `\n  ${describeHttpFailure({ ...f.http, url: f.http.url ?? '' })}`
+    // Bodies of the newest few only, so an alert of many failures stays a readable size.
+    const body = f.http.body && index < ALERT_BODIES_SHOWN ? `\n  answer body (first 2 KiB): ${f.http.body}` : ''
+    return line + call + body
+  })
   if (total > listed.length) lines.push(`…and ${total - listed.length} more`)
   const text = `⚠️ ${name} (${projectId}): ${total} failed run${total === 1 ? '' : 's'}\n${lines.join('\n')}`
   return { kind: 'alert', projectId, text, total, failures: listed }

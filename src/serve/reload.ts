@@ -9,6 +9,7 @@ import { isFlowFileName } from '../project/flow-file.js'
 import type { Project } from '../model/project.js'
 import { FileWatcher, type WatchTarget } from './file-watcher.js'
 import type { Workspace } from './workspace.js'
+import { refusalChanges } from './refusing-flows.js'
 
 export interface WatchOptions {
   log: (line: string) => void
@@ -105,6 +106,7 @@ class ProjectWatcher {
       for (const problem of problems) this.options.log(`${next.settings.projectId}: ${formatProblem(problem)}`)
       const summary = describeReload(previous, next, files)
       this.options.log(`reloaded ${next.settings.projectId} (${files.join(', ')}): ${summary.join('; ')}`)
+      for (const line of refusalChanges(previous, next)) this.options.log(line)
       this.workspace.events.publish({
         type: 'reload',
         projectId: next.settings.projectId,

@@ -112,7 +112,7 @@ export const PG_SQL = {
 /** The listRuns query for this combination of filters; each shape has its own prepared name. */
 export function listRunsQuery(
   projectId: string,
-  filters: { flow?: string; status?: string; after?: string },
+  filters: { flow?: string; status?: string; replayOf?: string; after?: string },
   limit: number,
 ): { name: string; text: string; values: unknown[] } {
   const values: unknown[] = [projectId]
@@ -127,6 +127,11 @@ export function listRunsQuery(
     values.push(filters.status)
     where.push(`status = $${values.length}`)
     shape += '_status'
+  }
+  if (filters.replayOf !== undefined) {
+    values.push(filters.replayOf)
+    where.push(`replay_of = $${values.length}`)
+    shape += '_replays'
   }
   if (filters.after !== undefined) {
     values.push(filters.after)

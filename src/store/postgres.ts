@@ -251,7 +251,7 @@ class PostgresStore implements Store {
   async listRuns(query: RunQuery): Promise<RunRecord[]> {
     const limit = Math.max(0, Math.floor(query.limit ?? 50))
     const after = query.after === undefined ? undefined : canonicalIso(query.after, 'after')
-    const { name, text, values } = listRunsQuery(query.projectId, { flow: query.flow, status: query.status, after }, limit)
+    const { name, text, values } = listRunsQuery(query.projectId, { flow: query.flow, status: query.status, replayOf: query.replayOf, after }, limit)
     const { rows } = await this.query<RunRow>(name, text, values)
     return rows.map(toRunRecord)
   }

@@ -10,6 +10,7 @@ const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, 
 export interface RunFilters {
   flow?: string
   status?: string
+  replayOf?: string
   after?: string
 }
 
@@ -80,6 +81,10 @@ export class SqliteStatements {
       if (filters[name] === undefined) continue
       where.push(`${name} = @${name}`)
       params[name] = filters[name]
+    }
+    if (filters.replayOf !== undefined) {
+      where.push('replay_of = @replay_of')
+      params.replay_of = filters.replayOf
     }
     if (filters.after !== undefined) {
       where.push('started_at > @after')

@@ -219,7 +219,7 @@ class SqliteStore implements Store {
   async listRuns(query: RunQuery): Promise<RunRecord[]> {
     const limit = Math.max(0, Math.floor(query.limit ?? 50))
     const after = query.after === undefined ? undefined : canonicalIso(query.after, 'after')
-    const { statement, params } = this.sql.listRuns(query.projectId, { flow: query.flow, status: query.status, after }, limit)
+    const { statement, params } = this.sql.listRuns(query.projectId, { flow: query.flow, status: query.status, replayOf: query.replayOf, after }, limit)
     return guarded(() => statement.all(params) as RunRow[]).map(toRunRecord)
   }
 

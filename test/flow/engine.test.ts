@@ -130,7 +130,8 @@ describe('runFlow on the example project', () => {
   })
 
   it('a failing node (http to a closed port) fails the run with its id, recorded as an error', async () => {
-    const outcome = expectKind(await run('fetch-status', { body: { url: await closedPortUrl() } }, { trace: true }), 'failed')
+    const url = await closedPortUrl()
+    const outcome = expectKind(await run('fetch-status', { body: { url } }, { trace: true }), 'failed')
     expect(outcome).toMatchObject({ nodeId: 'call', error: 'HTTP GET request network error (ECONNREFUSED)' })
     expect(outcome.record).toMatchObject({ status: 'error', httpStatus: 500, failedNodeId: 'call', error: outcome.error, ports: [] })
     expect(await store.getRun('shop', outcome.runId)).toMatchObject(outcome.record)
@@ -138,7 +139,8 @@ describe('runFlow on the example project', () => {
       ['start', 'out'],
       ['call', null],
     ])
-    expect(outcome.trace?.steps[1]?.output).toEqual({ error: outcome.error })
+    // A failed http step keeps its request beside the reason; no answer came (SPEC §21).
+    expect(outcome.trace?.steps[1]?.output).toEqual({ error: outcome.error, http: { method: 'GET', url: new URL(url).href, status: null, body: null } })
   })
 
   it('a run longer than runTimeoutMs fails with "timeout" on the running node', async () => {

@@ -136,7 +136,10 @@ describe('retry and onError', () => {
       [2, null],
       [3, 'out'],
     ])
-    expect(attempts[0]?.output).toEqual({ error: 'HTTP GET request answered 503 Service Unavailable' })
+    expect(attempts[0]?.output).toEqual({
+      error: 'HTTP GET request answered 503 Service Unavailable',
+      http: { method: 'GET', url: expect.stringMatching(/\/flaky\?key=twice&fail=2$/), status: 503, body: '{"calls":1}' },
+    })
   })
 
   it('still failing after its retries: the run goes on at onError with { error, attempts }', async () => {

@@ -188,6 +188,8 @@ describe('/status and /api/status', () => {
       file: 'flows/order-status.yaml',
       method: 'GET',
       path: '/api/run/shop/order-status/{state}',
+      http: true,
+      start: true,
     })
     expect(shop.schedules).toEqual([
       {

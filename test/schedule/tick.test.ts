@@ -337,7 +337,16 @@ notify:
     const [run] = await store.listRuns({ projectId: 'ops' })
     expect(delivered?.body).toMatchObject({ kind: 'alert', projectId: 'ops', total: 1 })
     expect(delivered?.body.failures).toEqual([
-      { flow: 'broken-sync', runId: run?.id, trigger: 'cron', failedNodeId: 'call', error: run?.error, startedAt: '2026-05-01T09:00:00.000Z' },
+      {
+        flow: 'broken-sync',
+        runId: run?.id,
+        trigger: 'cron',
+        failedNodeId: 'call',
+        error: run?.error,
+        startedAt: '2026-05-01T09:00:00.000Z',
+        // The failed http call (SPEC §21): no answer came, so no status or body.
+        http: { method: 'GET', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/nothing-here$/), status: null, body: null },
+      },
     ])
     const text = String(delivered?.body.text)
     expect(text).toContain('broken-sync')

@@ -100,6 +100,17 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect((await store.getRun(projectId, first.id))?.replayOf).toBeNull()
       })
 
+      it('lists the replays of a run (the run page links to them, SPEC §21)', async () => {
+        const projectId = freshProject()
+        const first = makeRun(projectId)
+        const other = makeRun(projectId)
+        const replays = [makeRun(projectId, { replayOf: first.id }), makeRun(projectId, { replayOf: other.id }), makeRun(projectId, { replayOf: first.id })]
+        for (const run of [first, other, ...replays]) await store.recordRun(run, 100)
+        const listed = await store.listRuns({ projectId, flow: first.flow, replayOf: first.id, after: first.startedAt })
+        expect(listed.map((run) => run.id)).toEqual([replays[2]!.id, replays[0]!.id])
+        expect(await store.listRuns({ projectId, replayOf: 'no-such-run' })).toEqual([])
+      })
+
       it('keeps an input cut at limits.storedInputBytes as written (SPEC §18)', async () => {
         const projectId = freshProject()
         const run = makeRun(projectId)

@@ -37,7 +37,7 @@ ${flow.description ? html`<p>${flow.description}</p>` : ''}
 <dt>File</dt><dd><code>${flow.file}</code></dd>
 </dl>
 <h3>Graph</h3>
-<div class="graph-wrap">${renderFlowGraph(flow, { title: `Graph of flow ${flow.name}` })}</div>
+<div class="graph-wrap">${renderFlowGraph(flow, { title: `Graph of flow ${flow.name}`, projectId })}</div>
 </section>
 ${start ? runFormSection(data) : ''}
 <section><h2>Last runs</h2>${runsTable(data.runs, { projectId, flow: flow.slug, showFlow: false })}</section>`
@@ -95,7 +95,7 @@ function answerHtml(answer: FormRunAnswer): SafeHtml {
   return html`<h3>Answer</h3><p><span class="badge ${ok ? 'ok' : 'bad'}">HTTP ${answer.status}</span>${answer.runId ? html` run <a href="/runs/${encodeURIComponent(answer.projectId)}/${encodeURIComponent(answer.runId)}"><code>${answer.runId}</code></a>` : ''}</p>
 ${answer.errors?.length ? html`<ul class="problems">${answer.errors.map((e) => html`<li>${e}</li>`)}</ul>` : ''}
 ${answer.body !== undefined && answer.body !== null ? html`<pre>${JSON.stringify(answer.body, null, 2)}</pre>` : ''}
-${answer.trace ? html`<h3>Trace (${answer.trace.durationMs} ms)</h3>${renderSteps(answer.trace.steps, answer.failedNodeId ?? null)}` : ''}`
+${answer.trace ? html`<h3>Trace (${answer.trace.durationMs} ms)</h3>${renderSteps(answer.trace.steps, answer.failedNodeId ?? null, answer.projectId)}` : ''}`
 }
 
 function propertiesOf(schema: JsonSchema): Record<string, JsonSchema> {

@@ -4,7 +4,9 @@
 // through `html`, which escapes it. Layouts are cached per flow version (Flow objects are replaced
 // on reload), so a dashboard refresh does not lay out every flow again.
 import dagre from '@dagrejs/dagre'
-import type { Flow } from '../../model/project.js'
+import type { Flow, FlowNode } from '../../model/project.js'
+import { getNodeKind } from '../../nodes/registry.js'
+import { retryOf } from '../../nodes/retry.js'
 import { html, type SafeHtml } from '../html.js'
 
 export interface RunPath {
@@ -19,6 +21,10 @@ interface LaidOutNode {
   id: string
   type: string
   name: string
+  /** Attempts in all, when the node has `retry` (drawn as `×3`). */
+  attempts: number | null
+  /** The flow a call or each node runs. */
+  calls: string | null
   x: number
   y: number
   width: number
@@ -42,6 +48,9 @@ interface Layout {
 
 const NODE_HEIGHT = 46
 const CHAR_WIDTH = 7.4
+/** The kind line is smaller capitals. */
+const KIND_CHAR_WIDTH = 6.6
+const FAILED_MARK = ' · FAILED'
 const MARGIN = 16
 
 /** Colours per kind, so the eye finds the Start, branches and writes at once. */
@@ -64,7 +73,9 @@ function layoutOf(flow: Flow): Layout {
   graph.setGraph({ rankdir: 'LR', nodesep: 26, ranksep: 56, edgesep: 14, marginx: MARGIN, marginy: MARGIN })
   graph.setDefaultEdgeLabel(() => ({}))
   for (const node of flow.nodes) {
-    const width = Math.max(110, Math.min(260, Math.max(node.name.length, node.type.length + 4) * CHAR_WIDTH + 28))
+    // A retry badge sits at the end of the name line: room for it beside the name.
+    const nameChars = node.name.length + (node.settings.retry === undefined ? 0 : 4)
+    const width = Math.max(110, Math.min(260, Math.max(nameChars, kindLabel(node).length + 4) * CHAR_WIDTH + 28))
     graph.setNode(node.id, { width, height: NODE_HEIGHT })
   }
   for (const node of flow.nodes) {
@@ -79,7 +90,9 @@ function layoutOf(flow: Flow): Layout {
   dagre.layout(graph)
   const nodes: LaidOutNode[] = flow.nodes.map((node) => {
     const box = graph.node(node.id) as { x: number; y: number; width: number; height: number }
-    return { id: node.id, type: node.type, name: node.name, x: box.x, y: box.y, width: box.width, height: box.height }
+    const attempts = node.settings.retry === undefined ? null : retryOf(node.settings).attempts
+    const calls = getNodeKind(node.type)?.calledFlow?.(node.settings) ?? null
+    return { id: node.id, type: node.type, name: node.name, attempts, calls, x: box.x, y: box.y, width: box.width, height: box.height }
   })
   const edges: LaidOutEdge[] = graph.edges().map((edge: { v: string; w: string; name?: string }) => {
     const data = graph.edge(edge) as { points: { x: number; y: number }[]; label?: string; x?: number; y?: number }
@@ -104,6 +117,8 @@ export interface GraphOptions {
   thumbnail?: boolean
   /** Accessible name of the picture. */
   title: string
+  /** Makes call and each nodes links to the flow they run (not on thumbnails, which sit in a card). */
+  projectId?: string
 }
 
 export function renderFlowGraph(flow: Flow, options: GraphOptions): SafeHtml {
@@ -125,11 +140,20 @@ export function renderFlowGraph(flow: Flow, options: GraphOptions): SafeHtml {
     const failed = path?.failedNodeId === node.id
     const state = failed ? ' failed' : visited.has(node.id) ? ' visited' : path ? ' skipped' : ''
     const color = KIND_COLORS[node.type] ?? '#2d3748'
-    return html`<g class="node${state}" data-node="${node.id}"><title>${node.name} (${node.type}, id ${node.id})${failed ? ' — failed' : ''}</title>
+    const kind = `${node.type.toUpperCase()}${node.calls ? ` → ${node.calls}` : ''}`
+    const kindChars = Math.floor((node.width - 24) / KIND_CHAR_WIDTH) - (failed ? FAILED_MARK.length : 0)
+    const retry =
+      node.attempts === null ? '' : html`<text class="retry" x="${(x + node.width - 8).toFixed(1)}" y="${(y + 35).toFixed(1)}">×${node.attempts}</text>`
+    const nameChars = Math.floor((node.width - 24) / CHAR_WIDTH) - (node.attempts === null ? 0 : 4)
+    const title = `${node.name} (${node.type}, id ${node.id})${node.calls ? `, runs flow ${node.calls}` : ''}${node.attempts === null ? '' : `, retry: ${node.attempts} attempts in all`}${failed ? ' — failed' : ''}`
+    const shape = html`<g class="node${state}" data-node="${node.id}"><title>${title}</title>
 <rect class="box" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${node.width.toFixed(1)}" height="${node.height}" rx="6"/>
 <rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="5" height="${node.height}" rx="2" fill="${color}"/>
-<text class="kind" x="${(x + 13).toFixed(1)}" y="${(y + 17).toFixed(1)}" fill="${color}">${node.type.toUpperCase()}${failed ? ' · FAILED' : ''}</text>
-<text class="name" x="${(x + 13).toFixed(1)}" y="${(y + 35).toFixed(1)}">${truncate(node.name, Math.floor((node.width - 24) / CHAR_WIDTH))}</text></g>`
+<text class="kind" x="${(x + 13).toFixed(1)}" y="${(y + 17).toFixed(1)}" fill="${color}">${truncate(kind, kindChars)}${failed ? FAILED_MARK : ''}</text>
+<text class="name" x="${(x + 13).toFixed(1)}" y="${(y + 35).toFixed(1)}">${truncate(node.name, nameChars)}</text>${retry}</g>`
+    if (!node.calls || thumbnail || options.projectId === undefined) return shape
+    const href = `/flows/${encodeURIComponent(options.projectId)}/${encodeURIComponent(node.calls)}`
+    return html`<a class="calls" href="${href}">${shape}</a>`
   })
   const size = thumbnail
     ? html`width="100%" height="${Math.min(140, layout.height)}" preserveAspectRatio="xMidYMid meet"`
@@ -138,6 +162,12 @@ export function renderFlowGraph(flow: Flow, options: GraphOptions): SafeHtml {
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8a94a6"/></marker>
 <marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#2b6cb0"/></marker></defs>
 ${edgeSvg}${nodeSvg}</svg>`
+}
+
+/** The first line of a node's box: its kind, and the flow it runs for call and each. */
+function kindLabel(node: FlowNode): string {
+  const calls = getNodeKind(node.type)?.calledFlow?.(node.settings) ?? null
+  return `${node.type}${calls ? ` → ${calls}` : ''}`
 }
 
 function truncate(text: string, max: number): string {
@@ -166,5 +196,7 @@ export const GRAPH_CSS = `
 .flow-graph .node.skipped{opacity:.45}
 .flow-graph .node.failed .box{stroke:#c53030;stroke-width:3;fill:#fff5f5}
 .flow-graph .node.failed .kind{fill:#c53030}
+.flow-graph .retry{font-size:12px;font-weight:700;fill:#8a5a00;text-anchor:end}
+.flow-graph a.calls .kind{text-decoration:underline}.flow-graph a.calls:hover .box{stroke:#1f5fae}
 .flow-graph.thumb .name{font-size:13px}
 `

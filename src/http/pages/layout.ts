@@ -22,7 +22,8 @@ th{color:#5b6570;font-weight:600}code,pre,textarea.json{font:13px/1.4 ui-monospa
 pre{background:#f6f8fa;border:1px solid #e3e7ec;border-radius:6px;padding:8px 10px;margin:4px 0;overflow:auto;max-height:320px;white-space:pre-wrap;word-break:break-word}
 a{color:#1f5fae}.ok{color:#137333;font-weight:600}.bad{color:#b3261e;font-weight:600}.muted{color:#6b7580}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:.85em;font-weight:600;white-space:nowrap}
-.badge.ok{background:#e6f4ea}.badge.bad{background:#fce8e6}.badge.info{background:#e8eefb;color:#1f4e9a}
+.badge.ok{background:#e6f4ea}.badge.bad{background:#fce8e6}.badge.info{background:#e8eefb;color:#1f4e9a}.badge.warn{background:#fdf0d5;color:#8a5a00}
+details.sub-flow{margin:6px 0 0 4px;padding:2px 0 0 10px;border-left:3px solid #d5dbe3}details.sub-flow summary{cursor:pointer;font-size:.92em;color:#4a5561}
 ul.problems{margin:4px 0;padding-left:20px;color:#b3261e}ul.problems li.warn{color:#8a5a00}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:14px}
 .card{border:1px solid #dde1e6;border-radius:8px;padding:10px 12px;background:#fcfcfd;display:flex;flex-direction:column;gap:6px}
@@ -84,6 +85,8 @@ export function timeTag(iso: string | null | undefined): SafeHtml {
 }
 
 export function statusBadge(status: string, httpStatus: number | null): SafeHtml {
+  // A run whose End answered 4xx or 5xx ran as designed, but its caller was refused: amber, not green.
+  if (status === 'success' && httpStatus !== null && httpStatus >= 400) return html`<span class="badge warn">answered ${httpStatus}</span>`
   // A skipped run (SPEC §12, concurrency limit) is neither good nor bad news: a plain badge.
   const tone = status === 'success' ? 'ok' : status === 'skipped' ? 'muted' : 'bad'
   return html`<span class="badge ${tone}">${status}${httpStatus !== null ? ` ${httpStatus}` : ''}</span>`

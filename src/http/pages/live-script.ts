@@ -21,6 +21,12 @@ export const LIVE_SCRIPT = `
   function el(tag, text, cls) { var e = document.createElement(tag); if (text != null) e.textContent = String(text); if (cls) e.className = cls; return e; }
   function link(href, text, code) { var a = el('a'); a.href = href; if (code) a.appendChild(el('code', text)); else a.textContent = text; return a; }
 
+  // As statusBadge in layout.ts: an End that answered 4xx or 5xx is amber, not a green success.
+  function badge(run) {
+    if (run.status === 'success' && run.httpStatus != null && run.httpStatus >= 400) return el('span', 'answered ' + run.httpStatus, 'badge warn');
+    return el('span', run.status + (run.httpStatus != null ? ' ' + run.httpStatus : ''), 'badge ' + (run.status === 'success' ? 'ok' : run.status === 'skipped' ? 'muted' : 'bad'));
+  }
+
   function runRow(run, showFlow) {
     var tr = el('tr', null, 'fresh');
     var when = el('time', run.startedAt); when.setAttribute('datetime', run.startedAt); localTime(when);
@@ -30,7 +36,7 @@ export const LIVE_SCRIPT = `
     td = el('td', run.trigger + ' '); td.appendChild(el('span', run.method, 'muted'));
     if (run.replayOf) { td.appendChild(document.createTextNode(' ')); td.appendChild(el('span', 'replay', 'badge info')); }
     tr.appendChild(td);
-    td = el('td'); td.appendChild(el('span', run.status + (run.httpStatus != null ? ' ' + run.httpStatus : ''), 'badge ' + (run.status === 'success' ? 'ok' : run.status === 'skipped' ? 'muted' : 'bad'))); tr.appendChild(td);
+    td = el('td'); td.appendChild(badge(run)); tr.appendChild(td);
     tr.appendChild(el('td', run.durationMs));
     td = el('td'); td.appendChild(link('/runs/' + project + '/' + encodeURIComponent(run.id), run.id, true)); tr.appendChild(td);
     td = el('td'); if (run.failedNodeId) { td.appendChild(el('code', run.failedNodeId)); td.appendChild(document.createTextNode(': ')); }
@@ -49,7 +55,7 @@ export const LIVE_SCRIPT = `
     });
     Array.prototype.forEach.call(document.querySelectorAll('[data-last-run="' + CSS.escape(run.projectId + '/' + run.flow) + '"]'), function (cell) {
       cell.textContent = '';
-      cell.appendChild(el('span', run.status, 'badge ' + (run.status === 'success' ? 'ok' : run.status === 'skipped' ? 'muted' : 'bad')));
+      cell.appendChild(badge(run));
       cell.appendChild(document.createTextNode(' '));
       cell.appendChild(link('/runs/' + encodeURIComponent(run.projectId) + '/' + encodeURIComponent(run.id), 'just now'));
     });
@@ -145,7 +151,7 @@ export const LIVE_SCRIPT = `
       answer.trace.steps.forEach(function (step) {
         var li = el('li', null, step.nodeId === answer.failedNodeId ? 'failed' : '');
         var h = el('div', step.name + ' ', 'step-head');
-        h.appendChild(el('span', '(' + step.type + ', ' + step.nodeId + ')' + (step.port ? ' → ' + step.port : '') + ' · ' + step.durationMs + ' ms', 'muted'));
+        h.appendChild(el('span', '(' + step.type + ', ' + step.nodeId + ')' + (step.port ? ' → ' + step.port : '') + (step.attempt ? ' · attempt ' + step.attempt : '') + ' · ' + step.durationMs + ' ms', 'muted'));
         li.appendChild(h);
         li.appendChild(el('pre', JSON.stringify(step.output, null, 2)));
         steps.appendChild(li);

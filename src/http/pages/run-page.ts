@@ -2,7 +2,8 @@
 // failed node marked, the facts of the record, the input, each step's output and timing, and a
 // Replay button for callers who may run the flow.
 import type { Flow, Project } from '../../model/project.js'
-import type { StoredRun, StoredTraceStep } from '../../model/store.js'
+import type { RunRecord, StoredRun, StoredTraceStep } from '../../model/store.js'
+import { failedHttpOf } from '../../flow/failed-http.js'
 import { html, type SafeHtml } from '../html.js'
 import { renderFlowGraph, runPathOf } from './graph-svg.js'
 import { pageResponse, statusBadge, timeTag } from './layout.js'
@@ -13,6 +14,8 @@ export interface RunPageData {
   /** The flow's current version, when the project still has it. */
   flow: Flow | undefined
   canRun: boolean
+  /** Runs that replayed this one, newest first. */
+  replays: RunRecord[]
 }
 
 export function renderRunPage(data: RunPageData): Response {
@@ -21,7 +24,7 @@ export function renderRunPage(data: RunPageData): Response {
   const steps = run.trace?.steps ?? []
   const path = runPathOf(steps, run.status === 'error' ? run.failedNodeId : null)
   const graph = flow
-    ? html`<div class="graph-wrap">${renderFlowGraph(flow, { title: `Graph of flow ${flow.name} with the path of run ${run.id}`, path })}</div>
+    ? html`<div class="graph-wrap">${renderFlowGraph(flow, { title: `Graph of flow ${flow.name} with the path of run ${run.id}`, path, projectId: project.settings.projectId })}</div>
 <p class="meta">${steps.length ? 'Blue: the path this run took. Faded: nodes it did not reach.' : 'This run kept no trace, so its path cannot be drawn.'}${run.failedNodeId ? ' Red: the node that failed.' : ''} The graph is the flow's current version.</p>`
     : html`<p class="muted">The project no longer has flow ${run.flow}.</p>`
   const body = html`<p class="meta"><a href="/">Dashboard</a> › ${project.settings.name} › <a href="/flows/${projectId}/${encodeURIComponent(run.flow)}">${flow?.name ?? run.flow}</a></p>
@@ -33,8 +36,9 @@ export function renderRunPage(data: RunPageData): Response {
 <dt>Duration</dt><dd>${run.durationMs} ms</dd>
 <dt>Trigger</dt><dd>${run.trigger} (${run.method})</dd>
 <dt>Answer</dt><dd>${run.httpStatus ?? '—'}</dd>
-${run.replayOf ? html`<dt>Replay of</dt><dd><a href="/runs/${projectId}/${encodeURIComponent(run.replayOf)}"><code>${run.replayOf}</code></a></dd>` : ''}
-${run.status === 'error' ? html`<dt>Failed node</dt><dd class="bad"><code>${run.failedNodeId ?? '—'}</code></dd><dt>Reason</dt><dd class="bad">${run.error ?? ''}</dd>` : ''}
+${run.replayOf ? html`<dt>Replay of</dt><dd><a href="/runs/${projectId}/${encodeURIComponent(run.replayOf)}" id="replay-of"><code>${run.replayOf}</code></a></dd>` : ''}
+${data.replays.length ? html`<dt>Replayed by</dt><dd id="replays">${data.replays.map((r, i) => html`${i ? ', ' : ''}<a href="/runs/${projectId}/${encodeURIComponent(r.id)}"><code>${r.id}</code></a> ${statusBadge(r.status, r.httpStatus)}`)}</dd>` : ''}
+${run.status === 'error' ? html`<dt>Failed node</dt><dd class="bad"><code>${run.failedNodeId ?? '—'}</code></dd><dt>Reason</dt><dd class="bad">${run.error ?? ''}</dd>${failedHttpFacts(run)}` : ''}
 <dt>Branches</dt><dd>${run.ports.length ? run.ports.map((p, i) => html`${i ? ', ' : ''}<code>${p.nodeId}</code> → ${p.port}`) : html`<span class="muted">none</span>`}</dd>
 </dl>
 <div>${replayForm(data)}</div></div>
@@ -44,7 +48,7 @@ ${graph}
 <div class="two">
 <section id="run-input"><h2>Input</h2>${inputHtml(run)}</section>
 <section id="run-steps"><h2>Steps${run.trace ? html` <span class="muted">(${steps.length}, ${run.trace.durationMs} ms)</span>` : ''}</h2>
-${run.trace ? renderSteps(steps, run.status === 'error' ? run.failedNodeId : null) : html`<p class="muted">Not kept for this run (<code>history.keep</code> in flowctl.yaml).</p>`}
+${run.trace ? renderSteps(steps, run.status === 'error' ? run.failedNodeId : null, project.settings.projectId) : html`<p class="muted">Not kept for this run (<code>history.keep</code> in flowctl.yaml).</p>`}
 ${run.trace?.cut ? html`<p class="banner">Outputs were cut at <code>limits.traceBytes</code>; later steps show a marker instead.</p>` : ''}
 </section></div>`
   return pageResponse(200, { title: `Run ${run.id}`, body })
@@ -80,11 +84,56 @@ function inputHtml(run: StoredRun): SafeHtml {
   return parts.length ? html`${parts}` : html`<p class="muted">No inputs.</p>`
 }
 
-export function renderSteps(steps: StoredTraceStep[], failedNodeId: string | null): SafeHtml {
+/** The http call a run failed on (SPEC §21): method, URL, status and the first 2 KiB of the answer. */
+function failedHttpFacts(run: StoredRun): SafeHtml | string {
+  const failed = failedHttpOf(run.trace, run.failedNodeId)
+  if (!failed) return ''
+  const { http } = failed
+  const where = failed.flow ? html` <span class="muted">(node <code>${failed.nodeId}</code> of flow ${failed.flow})</span>` : ''
+  return html`<dt>HTTP call</dt><dd id="failed-http"><code>${http.method} ${http.url}</code>${where}</dd>
+<dt>Its answer</dt><dd>${http.status === null ? html`<span class="muted">none (no answer came)</span>` : html`<span class="badge bad">${http.status}</span>`}</dd>
+${http.body === null ? '' : html`<dt>Answer body</dt><dd><pre id="failed-http-body">${http.body || '(empty)'}</pre><span class="meta">the first 2 KiB</span></dd>`}`
+}
+
+/** Sub-flow runs shown under one step; an each over many items lists the first ones. */
+const CALLS_SHOWN = 50
+
+/**
+ * The steps of a trace. A step is marked failed when it is the failed node's last step; attempts of
+ * a node with retry are numbered; the steps of each sub-flow a call or each ran are nested under it.
+ */
+export function renderSteps(steps: StoredTraceStep[], failedNodeId: string | null, projectId: string): SafeHtml {
   if (steps.length === 0) return html`<p class="muted">No steps.</p>`
   return html`<ol class="steps">${steps.map((step, index) => {
     const failed = failedNodeId === step.nodeId && index === steps.length - 1
-    return html`<li class="${failed ? 'failed' : ''}" data-step="${step.nodeId}"><div class="step-head">${step.name} <span class="muted">(${step.type}, ${step.nodeId})${step.port ? ` → ${step.port}` : ''} · ${step.durationMs} ms${failed ? ' · failed' : ''}</span></div>
-<pre>${JSON.stringify(step.output, null, 2)}</pre></li>`
+    const next = steps[index + 1]
+    const triedAgain = step.attempt !== undefined && next?.nodeId === step.nodeId && next.attempt === step.attempt + 1
+    return stepItem(step, { failed, triedAgain, projectId })
   })}</ol>`
+}
+
+function stepItem(step: StoredTraceStep, facts: { failed: boolean; triedAgain: boolean; projectId: string }): SafeHtml {
+  const { failed, triedAgain } = facts
+  const attempt = step.attempt === undefined ? '' : html` <span class="badge ${triedAgain ? 'warn' : 'info'}">attempt ${step.attempt}</span>`
+  const outcome = failed ? ' · failed' : triedAgain ? ' · tried again' : ''
+  return html`<li class="${failed ? 'failed' : ''}" data-step="${step.nodeId}"${step.attempt === undefined ? '' : html` data-attempt="${step.attempt}"`}><div class="step-head">${step.name}${attempt} <span class="muted">(${step.type}, ${step.nodeId})${step.port ? ` → ${step.port}` : ''} · ${step.durationMs} ms${outcome}</span></div>
+<pre>${JSON.stringify(step.output, null, 2)}</pre>${step.calls ? subFlowSteps(step.calls, facts.projectId) : ''}</li>`
+}
+
+/** Each sub-flow run of a call or each step, its steps nested (a failed one marks its last step). */
+function subFlowSteps(calls: NonNullable<StoredTraceStep['calls']>, projectId: string): SafeHtml {
+  const shown = calls.slice(0, CALLS_SHOWN)
+  return html`<div class="calls">${shown.map((call, index) => {
+    const last = call.steps.at(-1)
+    const failedId = last && last.port === null && isFailureOutput(last.output) ? last.nodeId : null
+    const label = calls.length > 1 ? `call ${index + 1} of ${calls.length}: ` : ''
+    // Open when there are few, and always where one failed.
+    const open = calls.length <= 3 || failedId !== null
+    return html`<details class="sub-flow"${open ? html` open` : ''}><summary>${label}flow <a href="/flows/${encodeURIComponent(projectId)}/${encodeURIComponent(call.flow)}">${call.flow}</a> <span class="muted">(${call.steps.length} step${call.steps.length === 1 ? '' : 's'}${failedId ? ', failed' : ''})</span></summary>
+${renderSteps(call.steps, failedId, projectId)}</details>`
+  })}${calls.length > shown.length ? html`<p class="muted">… and ${calls.length - shown.length} more calls</p>` : ''}</div>`
+}
+
+function isFailureOutput(output: unknown): boolean {
+  return typeof output === 'object' && output !== null && typeof (output as { error?: unknown }).error === 'string'
 }

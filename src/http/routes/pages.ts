@@ -19,6 +19,8 @@ import { messagePage } from '../pages/layout.js'
 import { renderRunPage } from '../pages/run-page.js'
 
 const FLOW_RUNS = 20
+/** Replays of a run linked from its page (newest first). */
+const REPLAYS_SHOWN = 20
 
 export function dashboardHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
@@ -111,7 +113,9 @@ export function runPageHandler(context: AppContext) {
         html`Project ${projectId} has no run with this id (history keeps the newest ${project.settings.limits.historyRuns}).`,
       )
     const canRun = (await projectAccess(context, event, projectId, 'run')).ok
-    return renderRunPage({ project, run, flow: project.flows.get(run.flow), canRun })
+    // A replay runs the same flow after its original: the flow's time index finds them.
+    const replays = await store.listRuns({ projectId, flow: run.flow, replayOf: run.id, after: run.startedAt, limit: REPLAYS_SHOWN }).catch(() => [])
+    return renderRunPage({ project, run, flow: project.flows.get(run.flow), canRun, replays })
   }
 }
 
