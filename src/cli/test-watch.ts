@@ -59,6 +59,8 @@ export async function watchTests(context: CommandContext, dir: string, pass: () 
       output.error(output.color.red(`error: ${error instanceof Error ? error.message : String(error)}`))
       if (isFlowctlError(error)) for (const problem of error.problems) output.error(formatProblem(problem))
     }
+  }
+  const sayWatching = () => {
     if (!output.json) output.line(output.color.dim(`watching ${relative(context.cwd, dir) || '.'} for changes (Ctrl-C to stop)`))
   }
 
@@ -71,10 +73,13 @@ export async function watchTests(context: CommandContext, dir: string, pass: () 
       const shown = files.length === 1 ? relative(dir, files[0]!) : `${files.length} files`
       if (!output.json) output.line(output.color.dim(`\nchange in ${shown}; running the tests again`))
       await runPass()
+      sayWatching()
     },
     onError: (message) => output.error(output.color.red(`error: watching ${dir} failed: ${message}`)),
   })
+  // Said once the watcher has read the folder: a change made after the line is seen.
   await watcher.start()
+  sayWatching()
   let stop = () => {}
   const stopped = new Promise<void>((resolveStop) => (stop = resolveStop))
   process.once('SIGINT', stop)
