@@ -76,6 +76,9 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
   const headers = Object.fromEntries(Object.entries(parsePairs(flags.header, '--header')).map(([k, v]) => [k.toLowerCase(), v]))
 
   const { project, store } = await openProject(context, projectDir(context, flags.project), { printProblems: false })
+  // Spans (SPEC §23): the SDK is imported only when this project exports them; sent before exiting.
+  const { enableTracing, shutdownTracing } = await import('../telemetry/tracing.js')
+  await enableTracing([project], (line) => context.output.error(line))
   try {
     const { withSpinner } = await import('./spinner.js')
     let outcome: RunOutcome
@@ -135,6 +138,7 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
     return status < 400 ? 0 : 1
   } finally {
     await store.close()
+    await shutdownTracing()
   }
 }
 

@@ -11,6 +11,7 @@ import { formatProblem, isFlowctlError } from '../errors.js'
 import { isFlowFileName } from '../project/flow-file.js'
 import type { Project } from '../model/project.js'
 import type { Workspace } from './workspace.js'
+import { enableTracing } from '../telemetry/tracing.js'
 
 /**
  * chokidar throttles `change` events and can drop the last of several quick writes to one file, so
@@ -176,6 +177,8 @@ class ProjectWatcher {
       const { reloadProject } = await import('../project/load.js')
       const next = await reloadProject(previous, changed)
       if (this.#closed) return
+      // telemetry.otlp.endpoint may have changed (SPEC §23); the SDK loads only if it now exports.
+      if (next.settings.otlpEndpoint !== previous.settings.otlpEndpoint) await enableTracing([next], this.options.log)
       this.workspace.replace(next)
       this.project = next
       const problems = next.problems.filter((problem) => files.includes(problem.file))
