@@ -50,7 +50,10 @@ async function otlpExporter(target: ExportTarget, warn: (line: string) => void):
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf').trim()
   if (protocol !== 'http/protobuf' && protocol !== 'http/json') warn(`telemetry: OTLP protocol "${protocol}" is not supported; sending http/protobuf`)
   // Endpoint, headers and timeout: the exporter reads OTEL_EXPORTER_OTLP_* itself; a flowctl.yaml URL is given.
-  const config = target.kind === 'url' ? { url: target.url } : {}
+  // One export waits FLUSH_TIMEOUT_MS at most unless OTEL_EXPORTER_OTLP_TIMEOUT says otherwise (the
+  // exporter's own default is 10 s): an unanswered request keeps `flowctl run` alive that long.
+  const timeout = env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || env.OTEL_EXPORTER_OTLP_TIMEOUT ? {} : { timeoutMillis: FLUSH_TIMEOUT_MS }
+  const config = target.kind === 'url' ? { url: target.url, ...timeout } : timeout
   if (protocol === 'http/json') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http')
     return new OTLPTraceExporter(config)
