@@ -8,6 +8,7 @@ const LAYERS = [
   'project',   // find, load and check a project
   'users',     // the workspace users file
   'store',     // SQLite and PostgreSQL stores
+  'telemetry', // OpenTelemetry spans of runs and steps (the SDK loaded only when exporting) and Prometheus metrics
   'flow',      // the engine that runs a flow (shared by the CLI, the server and the scheduler)
   'schedule',  // the due index, the tick, notifications
   'openapi',   // the document generator

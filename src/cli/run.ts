@@ -79,6 +79,9 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
     printProblems: false,
     check: (loaded) => void (flags.replay === undefined && flowOf(loaded, slugArgument!)),
   })
+  // Spans (SPEC §23): the SDK is imported only when this project exports them; sent before exiting.
+  const { enableTracing, shutdownTracing } = await import('../telemetry/tracing.js')
+  await enableTracing([project], (line) => context.output.error(line))
   try {
     const { withSpinner } = await import('./spinner.js')
     let outcome: RunOutcome
@@ -138,6 +141,7 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
     return status < 400 ? 0 : 1
   } finally {
     await store.close()
+    await shutdownTracing()
   }
 }
 

@@ -17,6 +17,9 @@ export function defineTickCommand(program: Command, context: CommandContext): vo
       const dryRun = flags.dryRun === true
       refuseFuture('--at', at, now, dryRun)
       const { project, store } = await openProject(context, projectDir(context, flags.project))
+      // Spans (SPEC §23): the SDK is imported only when this project exports them; sent before exiting.
+      const { enableTracing, shutdownTracing } = await import('../telemetry/tracing.js')
+      await enableTracing([project], (line) => context.output.error(line))
       try {
         const { runTick } = await import('../schedule/tick.js')
         const { withSpinner } = await import('./spinner.js')
@@ -35,6 +38,7 @@ export function defineTickCommand(program: Command, context: CommandContext): vo
         context.exitCode = summary.ok && summary.errors === 0 ? 0 : 1
       } finally {
         await store.close()
+        await shutdownTracing()
       }
     })
 }

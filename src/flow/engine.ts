@@ -28,6 +28,7 @@ import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'
 import type { NodeFetch, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
+import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
 
 // Run ids are made in store/ids.ts (CSPRNG, SPEC §19); callers of the engine keep importing them here.
 export { newRunId }
@@ -51,6 +52,18 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const began = performance.now()
   const scheduledFor = options.scheduledFor ?? null
   const run = { id: runId, startedAt, trigger: options.trigger, scheduledFor }
+  // SPEC §23: null unless this project's spans are exported (then the SDK is loaded already).
+  const tracer = tracerFor(project)
+  const span = tracer
+    ? tracer.startRun({
+        projectId: project.settings.projectId,
+        slug: flow.slug,
+        runId,
+        trigger: options.trigger,
+        method: options.method,
+        traceparent: options.traceparent,
+      })
+    : null
   const walk = newWalk({
     flow,
     project,
@@ -65,6 +78,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     fetch: options.fetch ?? globalFetch,
     sleep: options.sleep ?? timerSleep,
     budget: new RunBudget(project.settings.limits.httpCallsPerRun),
+    span,
   })
 
   let ending: Ending
@@ -94,6 +108,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     scheduledFor,
     replayOf: options.replayOf ?? null,
   }
+  span?.end({ error: record.error, httpStatus: record.httpStatus ?? undefined })
   const details =
     walk.steps && keepsDetails(keep, failed !== null)
       ? runDetailsText({
@@ -152,9 +167,14 @@ interface Walk {
   budget: RunBudget
   /** What the trace step of the failing node adds: its last attempt and its sub-flow traces. */
   failedStep: { attempt: number | undefined; calls: StepContext['calls'] } | null
+  /** The parent of this walk's step spans: the run's span, or a sub-flow's calling step's (null: not exported). */
+  span: TraceSpan | null
 }
 
-type WalkStart = Pick<Walk, 'flow' | 'project' | 'store' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget'>
+type WalkStart = Pick<
+  Walk,
+  'flow' | 'project' | 'store' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span'
+>
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
 const timerSleep: RunSleep = (ms, signal) => sleepFor(ms, undefined, { signal })
@@ -183,6 +203,7 @@ function newWalk(start: WalkStart): Walk {
     sleep: start.sleep,
     budget: start.budget,
     failedStep: null,
+    span: start.span,
   }
 }
 
@@ -195,6 +216,8 @@ class StepContext implements NodeContext {
     readonly node: FlowNode,
     private readonly walk: Walk,
     readonly inputs: Record<string, unknown> | undefined,
+    /** This attempt's span (null: not exported); its http requests send its `traceparent`. */
+    readonly span: TraceSpan | null,
   ) {}
 
   get project(): Project {
@@ -225,8 +248,10 @@ class StepContext implements NodeContext {
   /** The run's fetch, counting every request (redirect hops included) against limits.httpCallsPerRun. */
   get fetch(): NodeFetch {
     const { fetch, budget } = this.walk
+    const { span } = this
     return (url, init, node) => {
       budget.takeHttpCall()
+      if (span) init = { ...init, headers: { ...(init.headers as Record<string, string>), traceparent: span.traceparent() } }
       return fetch(url, init, node)
     }
   }
@@ -241,12 +266,12 @@ class StepContext implements NodeContext {
       slot = { flow: slug, steps: [] }
       ;(this.calls ??= []).push(slot)
     }
-    return callSubFlow(this.walk, slug, body, slot)
+    return callSubFlow(this.walk, slug, body, slot, this.span)
   }
 }
 
 /** Runs another flow of the project inside this run: same run id, stopper and store; its own scope. */
-async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { steps: TraceStep[] } | null): Promise<SubFlowResult> {
+async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { steps: TraceStep[] } | null, span: TraceSpan | null): Promise<SubFlowResult> {
   const flow = parent.project.flows.get(slug)
   if (!flow?.start) throw new Error(`there is no flow "${slug}" with a start node to call`)
   if (parent.depth + 1 > MAX_CALL_DEPTH) throw new Error(`flow calls nest more than ${MAX_CALL_DEPTH} deep`)
@@ -271,6 +296,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     fetch: parent.fetch,
     sleep: parent.sleep,
     budget: parent.budget,
+    span,
   })
   let ending: Ending
   try {
@@ -356,35 +382,46 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
   const inputs = node === flow.start?.node ? walk.inputs : undefined
   for (let attempt = 1; ; attempt++) {
     if (steps) walk.stepBegan = performance.now()
-    const context = new StepContext(node, walk, inputs)
+    const span = walk.span ? walk.span.step(node, attempt) : null
+    const context = new StepContext(node, walk, inputs, span)
     let result: NodeResult
+    /** The masked reason of a failure the error branch took over (the step's span records it). */
+    let failedReason: string | null = null
     try {
       // Most nodes have no expressions: they do not wait for an evaluation that has nothing to do.
       if (expressionsOf(flow, node, kind.literalSettings).length > 0)
         await stopper.race(evaluateNodeExpressions(flow, node, walk.scope, project.settings.limits, walk.expressionValues))
       result = await stopper.race(kind.execute(context))
     } catch (error) {
-      if (error instanceof RunStopped) throw error
+      if (error instanceof RunStopped) {
+        span?.end({ error: error.message })
+        throw error
+      }
       const reason = maskedReason(messageOf(error), project.secrets)
       if (retry && attempt < attempts && !(error instanceof FinalFailure)) {
+        span?.end({ error: reason })
         recordStep(walk, node, context, null, failedOutput(reason, error), attempt)
         await pause(walk, retryDelayMs(retry, attempt + 1))
         continue
       }
       const onError = typeof node.settings.onError === 'string' ? node.settings.onError : null
       if (!onError) {
+        span?.end({ error: reason })
         walk.failedStep = { attempt: retry ? attempt : undefined, calls: context.calls }
         throw error
       }
+      failedReason = reason
       result = { output: { error: reason, attempts: attempt }, port: 'error' }
     }
     if (result.retryable && retry && attempt < attempts) {
+      span?.end({ error: 'a retryable answer; tried again' })
       recordStep(walk, node, context, null, result.output, attempt)
       await pause(walk, retryDelayMs(retry, attempt + 1))
       continue
     }
     walk.scope[node.refName] = result.output
     const port = result.response ? null : (result.port ?? 'out')
+    span?.end({ port, error: failedReason })
     // If and Switch name their port, and so does an error branch; the record lists exactly those.
     if (result.port !== undefined && walk.depth === 0) walk.ports.push({ nodeId: node.id, port: result.port })
     recordStep(walk, node, context, port, result.output, retry ? attempt : undefined)

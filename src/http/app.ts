@@ -20,6 +20,7 @@ import { resultHandler } from './routes/result.js'
 import { signInHandler, signInPageHandler, signOutHandler } from './routes/sign-in.js'
 import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
+import { metricsHandler } from './routes/metrics.js'
 import { TICK_FAILURE_WINDOW_MS, tickHandler } from './routes/tick.js'
 import { UsersCache } from './sign-in.js'
 import type { Workspace } from '../serve/workspace.js'
@@ -35,7 +36,7 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
     options,
     rateLimiter: new RateLimiter(),
     tickFailures: new RateLimiter(Date.now, 10_000, TICK_FAILURE_WINDOW_MS),
-    rejections: new RejectionCounter(),
+    rejections: new RejectionCounter((projectId, status) => workspace.metrics.countRejection(projectId, status)),
     users: new UsersCache([options.usersFile, ...(options.projectUsersFiles ?? [])]),
     log: (line, always = false) => {
       if (always || !options.quiet) write(line)
@@ -78,6 +79,7 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   routes.add('GET', '/api/cron/tick', tickHandler(context))
   routes.add('POST', '/api/cron/tick', tickHandler(context))
   routes.add('GET', '/api/status', statusJsonHandler(context))
+  routes.add('GET', '/metrics', metricsHandler(context))
   routes.add('GET', '/status', statusPageHandler(context))
   routes.add('GET', '/docs/assets/:file', docsAssetHandler())
   routes.add('GET', '/docs/:projectId', docsPageHandler(context))

@@ -24,8 +24,12 @@ export function rejectionsCountedFor(event: H3Event): string | null | undefined 
 export class RejectionCounter {
   #counts = new Map<string, Map<number, number>>()
 
+  /** `onCount`: each refusal also goes there (flowctl_rejections_total of /metrics). */
+  constructor(private readonly onCount: (projectId: string, status: number) => void = () => {}) {}
+
   count(projectId: string | null, status: number): void {
     const key = projectId ?? UNKNOWN_PROJECT
+    this.onCount(key, status)
     let byStatus = this.#counts.get(key)
     if (!byStatus) {
       byStatus = new Map()

@@ -207,6 +207,8 @@ export interface ProjectSettings {
   cors?: CorsSettings
   /** Who gets `?_trace=1` (SPEC §17): loopback requests only (default), anyone, or nobody. */
   trace: TraceAccess
+  /** `telemetry.otlp.endpoint` (SPEC §23): where this project's spans go when no OTEL_* endpoint is set. */
+  otlpEndpoint?: string
   /** Fields to index per document collection (`indexes` in flowctl.yaml), as written (dotted paths). */
   indexes: Record<string, string[]>
   /** `limits.rateLimitScope`: count per instance (default) or across every instance on the store (SPEC §12). */

@@ -37,6 +37,8 @@ export interface RunOptions {
   /** How the run waits (retry delays, `wait` nodes); default: real timers. `flowctl test` passes one
    *  that returns at once, as test runners' fake timers do, so a case never sleeps. */
   sleep?: RunSleep
+  /** The caller's W3C `traceparent` (Run API): the run's span becomes its child (SPEC §23). */
+  traceparent?: string
   /** The run this one replays (`flowctl run --replay`, `/api/replay`): recorded as `replayOf`. */
   replayOf?: string
   /** The run's id when it was chosen before the run (an async run's id is in its 202); default a new one. */

@@ -195,6 +195,24 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
       },
     },
     cors: CORS_SCHEMA,
+    telemetry: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        otlp: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            endpoint: {
+              type: 'string',
+              minLength: 1,
+              description:
+                'OTLP/HTTP base URL spans of this project are exported to (spans go to <endpoint>/v1/traces); OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, when set, win.',
+            },
+          },
+        },
+      },
+    },
     trace: {
       enum: ['loopback', 'anyone', 'never'],
       description: 'Who gets ?_trace=1 answers (default loopback: requests from this machine only); for anyone else the flag is ignored.',

@@ -245,6 +245,8 @@ export interface Store {
   releaseAsyncRun(id: string, token: string): Promise<void>
   /** The run's state for the result route; null when no such run was queued (or it was pruned). */
   getAsyncRun(projectId: string, id: string): Promise<AsyncRunState | null>
+  /** How many of the project's async runs wait in the queue (status queued): `flowctl_async_queue_depth`. */
+  countQueuedAsyncRuns(projectId: string): Promise<number>
 
   close(): Promise<void>
 }

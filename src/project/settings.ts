@@ -148,8 +148,14 @@ function buildSettings(raw: Raw): ProjectSettings {
     indexes: buildIndexes(asRecord(raw.indexes)),
     trace: raw.trace === 'anyone' || raw.trace === 'never' ? raw.trace : 'loopback',
     ...corsSetting(raw.cors),
+    ...otlpSetting(raw.telemetry),
     ...(asRecord(raw.limits).rateLimitScope === 'cluster' ? { rateLimitScope: 'cluster' as const } : {}),
   }
+}
+
+function otlpSetting(value: unknown): { otlpEndpoint?: string } {
+  const endpoint = asRecord(asRecord(value).otlp).endpoint
+  return typeof endpoint === 'string' && endpoint !== '' ? { otlpEndpoint: endpoint } : {}
 }
 
 function corsSetting(value: unknown): { cors?: CorsSettings } {

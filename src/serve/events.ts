@@ -100,16 +100,18 @@ function sequenceOf(event: SentEvent): number {
 }
 
 /**
- * The same store, except that each committed run is published. Every trigger of `serve` (the Run
+ * The same store, except that each committed run is published (and counted: `onRecorded`). Every trigger of `serve` (the Run
  * API, replays, the run form, ticks) records through the workspace's store, so all of them show.
  */
-export function publishingStore(store: Store, hub: EventHub): Store {
+export function publishingStore(store: Store, hub: EventHub, onRecorded: (run: RunRecord) => void = () => {}): Store {
   const recordRun: Store['recordRun'] = async (run, cap, details, documents) => {
     await store.recordRun(run, cap, details, documents)
+    onRecorded(run)
     if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
   }
   const finishAsyncRun: Store['finishAsyncRun'] = async (run, cap, details, completion, documents) => {
     await store.finishAsyncRun(run, cap, details, completion, documents)
+    onRecorded(run)
     if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
   }
   const bound = new Map<PropertyKey, unknown>()

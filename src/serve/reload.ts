@@ -10,6 +10,7 @@ import type { Project } from '../model/project.js'
 import { FileWatcher, type WatchTarget } from './file-watcher.js'
 import type { Workspace } from './workspace.js'
 import { refusalChanges } from './refusing-flows.js'
+import { enableTracing } from '../telemetry/tracing.js'
 
 export interface WatchOptions {
   log: (line: string) => void
@@ -100,6 +101,8 @@ class ProjectWatcher {
       const { reloadProject } = await import('../project/load.js')
       const next = await reloadProject(previous, changed)
       if (this.#closed) return
+      // telemetry.otlp.endpoint may have changed (SPEC §23); the SDK loads only if it now exports.
+      if (next.settings.otlpEndpoint !== previous.settings.otlpEndpoint) await enableTracing([next], this.options.log)
       this.workspace.replace(next)
       this.project = next
       const problems = next.problems.filter((problem) => files.includes(problem.file))

@@ -8,6 +8,7 @@ import { startCronTimer } from './cron-timer.js'
 import { openProjectStore } from './project-store.js'
 import type { ProjectWatchers } from './reload.js'
 import { Workspace, type StoreOpener, type WorkspaceOptions } from './workspace.js'
+import { enableTracing, shutdownTracing } from '../telemetry/tracing.js'
 
 export interface RuntimeOptions {
   /** FLOWCTL_DATABASE_URL, FLOWCTL_SECRET_* and the other settings of the environment. */
@@ -40,6 +41,8 @@ export async function startRuntime(dirs: string[], options: RuntimeOptions): Pro
   const { projects, notFound } = await loadProjects(dirs, env, log)
   // Nothing but missing projects: the same error (and exit code 2) as every other command gives.
   if (projects.length === 0 && notFound.length === dirs.length && notFound[0]) throw notFound[0]
+  // Spans (SPEC §23): the OpenTelemetry SDK is imported only when a project exports them.
+  await enableTracing(projects, log)
   const workspace = new Workspace(options.openStore ?? ((project) => openProjectStore(project, { env })), options.workspace)
   for (const project of projects) {
     try {
@@ -73,6 +76,8 @@ export async function startRuntime(dirs: string[], options: RuntimeOptions): Pro
       stopCron?.()
       await watchers?.close()
       await workspace.close()
+      // After the last run ended: its spans are exported before the process exits.
+      await shutdownTracing()
     },
   }
 }

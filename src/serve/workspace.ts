@@ -9,6 +9,7 @@ import { DueIndex } from '../schedule/due-index.js'
 import type { Store } from '../model/store.js'
 import { EventHub, publishingStore } from './events.js'
 import { StorePool, type StoreOpener, type StorePoolOptions } from './store-pool.js'
+import { RunMetrics } from '../telemetry/metrics.js'
 
 export type { StoreOpener } from './store-pool.js'
 
@@ -28,6 +29,8 @@ export class Workspace {
   readonly dueIndex = new DueIndex()
   /** Runs, reloads and ticks, for `/api/events` and the serve log. */
   readonly events = new EventHub()
+  /** Runs and refusals counted for `GET /metrics` (SPEC §23). */
+  readonly metrics = new RunMetrics()
 
   constructor(openStore: StoreOpener, options: WorkspaceOptions = {}) {
     this.#stores = new StorePool(openStore, options)
@@ -90,7 +93,7 @@ export class Workspace {
         await store.close().catch(() => {})
         return null
       }
-      const published = publishingStore(store, this.events)
+      const published = publishingStore(store, this.events, (run) => this.metrics.recordRun(run))
       this.#entries.set(projectId, { ...current, store: published, storeError: null })
       return published
     }

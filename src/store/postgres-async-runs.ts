@@ -36,6 +36,7 @@ interface PgClaimedRow extends Record<string, unknown> {
 type Query = <Row extends Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 
 export const ASYNC_SQL = {
+  queued: `SELECT COUNT(*) AS n FROM async_runs WHERE project_id = $1 AND status = 'queued'`,
   enqueue: `INSERT INTO async_runs (id, project_id, flow, method, input, received_at)
     SELECT q.id, q.project_id, q.flow, q.method, q.input, q.received_at::timestamptz
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS q(id, project_id, flow, method, input, received_at)`,
@@ -144,6 +145,11 @@ export class PostgresAsyncQueue {
 
   async release(id: string, token: string): Promise<void> {
     await this.query('flowctl_async_release', ASYNC_SQL.release, [id, token])
+  }
+
+  async countQueued(projectId: string): Promise<number> {
+    const { rows } = await this.query<{ n: string }>('flowctl_async_queued', ASYNC_SQL.queued, [projectId])
+    return Number(rows[0]?.n ?? 0)
   }
 
   async get(projectId: string, id: string): Promise<AsyncRunState | null> {

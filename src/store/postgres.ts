@@ -248,6 +248,10 @@ class PostgresStore implements Store {
     return this.asyncQueue.get(projectId, id)
   }
 
+  async countQueuedAsyncRuns(projectId: string): Promise<number> {
+    return this.asyncQueue.countQueued(projectId)
+  }
+
   async listRuns(query: RunQuery): Promise<RunRecord[]> {
     const limit = Math.max(0, Math.floor(query.limit ?? 50))
     const after = query.after === undefined ? undefined : canonicalIso(query.after, 'after')

@@ -63,6 +63,7 @@ export class SqliteAsyncQueue {
   private readonly renew: Database.Statement
   private readonly release: Database.Statement
   private readonly get: Database.Statement
+  private readonly queued: Database.Statement
   private readonly prune: Database.Statement
   private readonly prunes = new AsyncPruneSchedule()
 
@@ -95,6 +96,7 @@ export class SqliteAsyncQueue {
     this.release = db.prepare(`UPDATE async_runs SET status = 'queued', claim_token = NULL, lease_until = NULL
       WHERE id = ? AND claim_token = ? AND status = 'running'`)
     this.get = db.prepare('SELECT id, flow, status, response FROM async_runs WHERE project_id = ? AND id = ?')
+    this.queued = db.prepare(`SELECT COUNT(*) AS n FROM async_runs WHERE project_id = ? AND status = 'queued'`)
     this.prune = db.prepare('DELETE FROM async_runs WHERE project_id = ? AND finished_at < ?')
   }
 
@@ -126,6 +128,10 @@ export class SqliteAsyncQueue {
 
   releaseRun(id: string, token: string): void {
     this.release.run(id, token)
+  }
+
+  countQueued(projectId: string): number {
+    return (this.queued.get(projectId) as { n: number }).n
   }
 
   getRun(projectId: string, id: string): AsyncRunState | null {

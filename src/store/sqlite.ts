@@ -216,6 +216,10 @@ class SqliteStore implements Store {
     return guarded(() => this.asyncQueue.getRun(projectId, id))
   }
 
+  async countQueuedAsyncRuns(projectId: string): Promise<number> {
+    return guarded(() => this.asyncQueue.countQueued(projectId))
+  }
+
   async listRuns(query: RunQuery): Promise<RunRecord[]> {
     const limit = Math.max(0, Math.floor(query.limit ?? 50))
     const after = query.after === undefined ? undefined : canonicalIso(query.after, 'after')

@@ -168,7 +168,8 @@ export function runHandler(context: AppContext) {
     let outcome: RunOutcome
     try {
       const recordRun = recordHistory(store, project.settings.limits.historyRuns)
-      outcome = await runFlow({ project, flow, store, trigger: 'http', method, input, trace, signal: options.signal, recordRun })
+      const traceparent = event.req.headers.get('traceparent') ?? undefined
+      outcome = await runFlow({ project, flow, store, trigger: 'http', method, input, trace, signal: options.signal, recordRun, traceparent })
     } catch (error) {
       await guards.release()
       // The run could not be recorded (STORE_UNAVAILABLE, see recordHistory): onError answers 503.
