@@ -83,25 +83,25 @@ export function challengeFor(auth: AuthSettings): string {
  */
 export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secrets: Secrets, rawBody?: Uint8Array, now = Date.now()): AuthDecision {
   if (!auth) return ALLOWED
+  // Built only for a refusal: an accepted request (the common one) makes no decision object.
   const refused = (reason: AuthRefusal): AuthDecision => ({ ok: false, challenge: challengeFor(auth), reason })
-  const denied = refused('invalid token')
   if (auth.type === 'bearer') {
     const given = authorizationCredentials(headers, 'bearer')
     if (given === null) return refused('missing credential')
-    return matchesExpected(given, auth.token, secrets) ? ALLOWED : denied
+    return matchesExpected(given, auth.token, secrets) ? ALLOWED : refused('invalid token')
   }
   if (auth.type === 'basic') {
     const encoded = authorizationCredentials(headers, 'basic')
     if (encoded === null) return refused('missing credential')
     const decoded = Buffer.from(encoded, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
-    if (colon < 0) return denied
+    if (colon < 0) return refused('invalid token')
     // Blank credentials never match, even if the expected ones were somehow blank too.
-    if (decoded.slice(0, colon).trim() === '' || decoded.slice(colon + 1).trim() === '') return denied
+    if (decoded.slice(0, colon).trim() === '' || decoded.slice(colon + 1).trim() === '') return refused('invalid token')
     // Both halves are always compared, so a right username does not answer faster.
     const userOk = matchesExpected(decoded.slice(0, colon), auth.username, secrets)
     const passOk = matchesExpected(decoded.slice(colon + 1), auth.password, secrets)
-    return userOk && passOk ? ALLOWED : denied
+    return userOk && passOk ? ALLOWED : refused('invalid token')
   }
   if (auth.type === 'hmac') {
     const body = rawBody ?? new Uint8Array(0)
@@ -115,7 +115,7 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
   }
   const given = headers.get(auth.header || 'X-API-Key')
   if (given === null) return refused('missing credential')
-  return matchesExpected(given, auth.key, secrets) ? ALLOWED : denied
+  return matchesExpected(given, auth.key, secrets) ? ALLOWED : refused('invalid token')
 }
 
 /** The header that carries an hmac Start's signature: its own, or its scheme's. */
