@@ -1,7 +1,7 @@
-import type { NodeKind } from './types.js'
+import { defineNodeKind } from './define.js'
 
 /** Pauses the run; the run's timeout (and shutdown) cuts the pause short. */
-export const waitNode: NodeKind = {
+export const waitNode = defineNodeKind({
   type: 'wait',
   description: 'Pauses the run for ms milliseconds; its output is { waitedMs }.',
   singlePort: true,
@@ -14,13 +14,15 @@ export const waitNode: NodeKind = {
       ms: { description: 'Milliseconds to wait (a number, or a {{ reference }} or {{= expression }} giving one).', type: ['integer', 'string'], minimum: 0 },
     },
   },
+  /** ms as written: a number, or a binding resolved when the node runs. */
+  parseSettings: (settings) => ({ ms: settings.ms }),
   ports: () => ['out'],
-  async execute(context) {
-    const ms = Number(context.resolve(context.node.settings.ms))
+  async execute(context, settings) {
+    const ms = Number(context.resolve(settings.ms))
     if (!Number.isFinite(ms) || ms < 0)
-      throw new Error(`wait needs ms to be a number of milliseconds (0 or more), not ${JSON.stringify(context.resolve(context.node.settings.ms))}`)
+      throw new Error(`wait needs ms to be a number of milliseconds (0 or more), not ${JSON.stringify(context.resolve(settings.ms))}`)
     const began = performance.now()
     await context.sleep(ms, context.signal)
     return { output: { waitedMs: Math.round(performance.now() - began) } }
   },
-}
+})

@@ -102,6 +102,8 @@ export function readNodeEntries(nodes: unknown, collector: ProblemCollector, con
       name,
       refName: referenceName(name),
       settings,
+      // Typed once, here: the engine, the Run API and the OpenAPI generator read this, never `settings`.
+      parsed: kind?.parseSettings(settings),
       next: {},
       pos: source ? positionAt(source, path) : { line: 1, column: 1 },
     }
