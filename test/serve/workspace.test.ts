@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Workspace } from '../../src/serve/workspace.js'
 import { loadProject, reloadProject } from '../../src/project/load.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { cleanupTempDirs, copyFixture } from '../helpers.js'
 
 afterAll(cleanupTempDirs)
