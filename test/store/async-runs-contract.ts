@@ -166,18 +166,26 @@ export function describeAsyncRunsContract(name: string, open: () => Promise<Stor
         response: { status: 201, body: { ok: true } },
       })
       expect(await recordsOf(store, projectId)).toEqual([run.id])
-      // Finishing again (a duplicate worker) writes nothing more.
+      // Finishing again (a duplicate worker) writes nothing more, and no listener hears of it.
+      const told: string[] = []
+      const stop = store.history.onRecorded((record) => void told.push(record.id))
       await expect(finish(store, claimed!)).rejects.toMatchObject({ code: 'ASYNC_CLAIM_LOST' })
+      stop()
+      expect(told).toEqual([])
       expect(await recordsOf(store, projectId)).toEqual([run.id])
       // A finished run is never claimed again.
       expect(await store.queue.claim(projectId, claimOptions(5, 1))).toEqual([])
     })
 
-    it('records a failed run as error, with its answer', async () => {
+    it('records a failed run as error, with its answer, and tells the history listeners', async () => {
       const projectId = freshProject()
       await store.queue.enqueue(queued(projectId))
       const [claimed] = await store.queue.claim(projectId, claimOptions(1))
+      const told: { id: string; status: string }[] = []
+      const stop = store.history.onRecorded((record) => void (record.projectId === projectId && told.push({ id: record.id, status: record.status })))
       await finish(store, claimed!, 'error')
+      stop()
+      expect(told).toEqual([{ id: claimed!.id, status: 'error' }])
       expect(await other.queue.get(projectId, claimed!.id)).toMatchObject({ status: 'error', response: { status: 500, body: { ok: false } } })
       expect((await other.history.getRun(projectId, claimed!.id))?.status).toBe('error')
     })

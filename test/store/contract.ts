@@ -2,7 +2,7 @@
 // gives a second, independent connection to the SAME database, standing in for another process
 // (another `serve` instance, a crontab `tick`).
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { storedInputText } from '../../src/flow/run-details.js'
 import type { RunDocument, RunRecord, Store } from '../../src/model/store.js'
 import { describeDocumentsContract } from './documents-contract.js'
@@ -301,6 +301,77 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         await store.history.recordRun(run, 100)
         expect(await other.history.getRun(projectId, run.id)).toStrictEqual({ ...run, input: null, trace: null })
         expect(await other.history.listRuns({ projectId })).toStrictEqual([run])
+      })
+    })
+
+    describe('recorded listeners (history.onRecorded)', () => {
+      it('tells each listener of a committed record, with its documents, before recordRun resolves; an unsubscribed one no more', async () => {
+        const projectId = freshProject()
+        const seen: { id: string; documents: string[]; visible: boolean }[] = []
+        const pending: Promise<void>[] = []
+        const stop = store.history.onRecorded((run, documents) => {
+          if (run.projectId !== projectId) return
+          const entry = { id: run.id, documents: documents.map((d) => d.id), visible: false }
+          seen.push(entry)
+          // Called after the commit: another instance already sees the record.
+          pending.push(other.history.getRun(projectId, run.id).then((stored) => void (entry.visible = stored !== null)))
+        })
+        const document: RunDocument = { collection: 'orders', id: randomBytes(12).toString('hex'), document: { sku: 'A' }, keepExisting: false }
+        const first = makeRun(projectId)
+        await store.history.recordRun(first, 100, undefined, [document])
+        expect(seen.map((entry) => entry.id)).toEqual([first.id])
+        const second = makeRun(projectId)
+        await store.history.recordRun(second, 100)
+        await Promise.all(pending)
+        expect(seen).toEqual([
+          { id: first.id, documents: [document.id], visible: true },
+          { id: second.id, documents: [], visible: true },
+        ])
+        stop()
+        stop() // a second call removes nothing else
+        await store.history.recordRun(makeRun(projectId), 100)
+        expect(seen).toHaveLength(2)
+      })
+
+      it('never fails the run for a listener that throws (it is logged), and tells the listeners after it', async () => {
+        const projectId = freshProject()
+        const told: string[] = []
+        const logged: string[] = []
+        const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+          logged.push(String(chunk))
+          return true
+        })
+        const stops = [
+          store.history.onRecorded((run) => {
+            if (run.projectId === projectId) throw new Error('listener broke')
+          }),
+          store.history.onRecorded((run) => void (run.projectId === projectId && told.push(run.id))),
+        ]
+        try {
+          const run = makeRun(projectId)
+          await store.history.recordRun(run, 100)
+          expect(told).toEqual([run.id])
+          expect(await store.history.getRun(projectId, run.id)).toMatchObject({ id: run.id })
+          expect(logged.join('')).toContain(`run ${run.id} is recorded): listener broke`)
+        } finally {
+          write.mockRestore()
+          for (const stop of stops) stop()
+        }
+      })
+
+      it('tells no listener of a record that failed to commit', async () => {
+        const projectId = freshProject()
+        const told: string[] = []
+        const stop = store.history.onRecorded((run) => void (run.projectId === projectId && told.push(run.id)))
+        try {
+          const run = makeRun(projectId)
+          await store.history.recordRun(run, 100)
+          // The same id again: the primary key refuses it.
+          await expect(store.history.recordRun(run, 100)).rejects.toThrow()
+          expect(told).toEqual([run.id])
+        } finally {
+          stop()
+        }
       })
     })
 

@@ -13,7 +13,7 @@ import { openSqliteStore } from '../../src/store/sqlite/index.js'
 
 const run = promisify(execFile)
 const ROOT = resolve(import.meta.dirname, '..', '..')
-const BUILT_STORE = join(ROOT, 'dist', 'store', 'sqlite.js')
+const BUILT_STORE = join(ROOT, 'dist', 'store', 'sqlite', 'index.js')
 const PROCESSES = 4
 const RUNS = 120
 
