@@ -169,10 +169,7 @@ interface Walk {
   span: TraceSpan | null
 }
 
-type WalkStart = Pick<
-  Walk,
-  'flow' | 'project' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span'
->
+type WalkStart = Pick<Walk, 'flow' | 'project' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span'>
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
 const timerSleep: RunSleep = (ms, signal) => sleepFor(ms, undefined, { signal })

@@ -99,7 +99,15 @@ function noting(store: Store): Store {
     listCollections: (id) => documents.listCollections(id),
     ensureIndexes: (indexes) => documents.ensureIndexes(indexes),
   }
-  return { kind: store.kind, history: notingHistory, documents: notingDocuments, schedules: store.schedules, guards: store.guards, queue: store.queue, close: () => store.close() }
+  return {
+    kind: store.kind,
+    history: notingHistory,
+    documents: notingDocuments,
+    schedules: store.schedules,
+    guards: store.guards,
+    queue: store.queue,
+    close: () => store.close(),
+  }
 }
 
 async function run(slug: string, body: unknown, options: { runId?: string } = {}) {

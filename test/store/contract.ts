@@ -432,7 +432,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         const fresh = makeRun(projectId)
         const freshDocs = [doc('orders', { n: 3 })]
         // Sharing one group commit: only the run whose record fails loses its documents.
-        const results = await Promise.allSettled([store.history.recordRun({ ...first }, 100, undefined, documents), store.history.recordRun(fresh, 100, undefined, freshDocs)])
+        const results = await Promise.allSettled([
+          store.history.recordRun({ ...first }, 100, undefined, documents),
+          store.history.recordRun(fresh, 100, undefined, freshDocs),
+        ])
         expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled'])
         for (const d of documents) expect(await other.documents.get(projectId, 'orders', d.id)).toBeNull()
         expect(await other.documents.get(projectId, 'orders', freshDocs[0]!.id)).toEqual({ _id: freshDocs[0]!.id, n: 3 })

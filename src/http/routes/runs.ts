@@ -29,7 +29,9 @@ export function runsHandler(context: AppContext) {
     const store = await context.workspace.storeFor(projectId)
     if (!store) throw httpError('STORE_UNAVAILABLE')
     const flow = params.get('flow') || undefined
-    const runs = await readStore(() => store.history.listRuns({ projectId, flow, status: status as RunStatus | undefined, limit: Math.min(limit, MAX_RUNS_LIMIT) }))
+    const runs = await readStore(() =>
+      store.history.listRuns({ projectId, flow, status: status as RunStatus | undefined, limit: Math.min(limit, MAX_RUNS_LIMIT) }),
+    )
     return jsonResponse(200, runs, { 'cache-control': 'no-store' })
   }
 }

@@ -3,11 +3,11 @@
 // trims (history-cap.ts decides when) ride in it too, so a trim costs no commit of its own.
 import type Database from 'better-sqlite3'
 import { FlowctlError } from '../../errors.js'
+import { AsyncClaimLost } from '../../model/async-runs.js'
 import type { RunDocument } from '../../model/store.js'
 import { canonicalJson } from '../filter-sql.js'
 import { HistoryCap } from '../history-cap.js'
 import { RecordedListeners } from '../recorded.js'
-import { SqliteAsyncWrites } from './queue.js'
 import { guarded, isUnavailable } from './connection.js'
 import type { SqliteStatements } from './statements.js'
 import { WriteBatcher, type CommitResult } from '../write-batch.js'
@@ -85,6 +85,31 @@ export type SqliteWrite =
   // The history cap's trim: the project's runs below its `keep`-th newest. One statement, so a
   // failing trim undoes itself alone and fails only its own item, no run.
   | { kind: 'trim'; projectId: string; keep: number }
+
+/** Column order of an enqueued row (the values of a `async-queued` write). */
+export const ASYNC_QUEUE_COLUMNS = 'id, project_id, flow, method, input, received_at'
+
+/** The async queue's statements of the group commit (the rest of the queue is sqlite/queue.ts). */
+export class SqliteAsyncWrites {
+  private readonly enqueue: Database.Statement
+  private readonly finish: Database.Statement
+
+  constructor(db: Database.Database) {
+    this.enqueue = db.prepare(`INSERT INTO async_runs (${ASYNC_QUEUE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
+    this.finish = db.prepare(`UPDATE async_runs
+      SET status = ?, response = ?, finished_at = ?, input = NULL, claim_token = NULL, lease_until = NULL
+      WHERE id = ? AND claim_token = ? AND status = 'running'`)
+  }
+
+  queue(values: unknown[]): void {
+    this.enqueue.run(...values)
+  }
+
+  /** Marks the row finished; throws AsyncClaimLost when it is not claimed with this token. Call inside a savepoint. */
+  finished(values: [status: string, response: string, finishedAt: string, id: string, token: string]): void {
+    if (this.finish.run(...values).changes !== 1) throw new AsyncClaimLost(values[3])
+  }
+}
 
 /**
  * The commit function for `WriteBatcher`: writes the batch in one transaction and reports each

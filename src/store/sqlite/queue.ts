@@ -27,31 +27,6 @@ import { runValues } from '../rows.js'
 import { documentRows, type SqliteWriter } from './commit.js'
 import { guarded } from './connection.js'
 
-/** Column order of an enqueued row (the values of a `async-queued` write). */
-export const ASYNC_QUEUE_COLUMNS = 'id, project_id, flow, method, input, received_at'
-
-/** The statements of the group commit (prepared on whichever connection commits). */
-export class SqliteAsyncWrites {
-  private readonly enqueue: Database.Statement
-  private readonly finish: Database.Statement
-
-  constructor(db: Database.Database) {
-    this.enqueue = db.prepare(`INSERT INTO async_runs (${ASYNC_QUEUE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
-    this.finish = db.prepare(`UPDATE async_runs
-      SET status = ?, response = ?, finished_at = ?, input = NULL, claim_token = NULL, lease_until = NULL
-      WHERE id = ? AND claim_token = ? AND status = 'running'`)
-  }
-
-  queue(values: unknown[]): void {
-    this.enqueue.run(...values)
-  }
-
-  /** Marks the row finished; throws AsyncClaimLost when it is not claimed with this token. Call inside a savepoint. */
-  finished(values: [status: string, response: string, finishedAt: string, id: string, token: string]): void {
-    if (this.finish.run(...values).changes !== 1) throw new AsyncClaimLost(values[3])
-  }
-}
-
 /** The queue port: enqueues and finishes ride in the group commit (commit.ts), the rest runs on the main connection. */
 export class SqliteQueue implements QueuePort {
   private readonly reads: SqliteAsyncQueue
