@@ -11,7 +11,7 @@ import { cleanupTempDirs, copyFixture } from '../helpers.js'
 afterAll(cleanupTempDirs)
 
 describe('Workspace', () => {
-  it("publishes and counts every run its store records (history.onRecorded), async finishes included", async () => {
+  it('publishes and counts every run its store records (history.onRecorded), async finishes included', async () => {
     const project = await loadProject(await copyFixture('example'), { env: {} })
     const workspace = new Workspace(async () => openSqliteStore(':memory:'))
     const store = (await workspace.add(project)).store!
