@@ -16,7 +16,7 @@ export const deleteNode = defineNodeKind({
   checkSettings: (settings) => checkTargetSettings(settings, 'delete'),
   ports: () => ['out'],
   async execute(context, settings) {
-    const deleted = await context.store.deleteDocuments(
+    const deleted = await context.documents.delete(
       context.project.settings.projectId,
       settings.collection,
       boundTarget(context, settings, { requireValues: true }),

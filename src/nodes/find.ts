@@ -53,7 +53,7 @@ export const findNode = defineNodeKind({
   async execute(context, settings) {
     const limit = Math.min(countSetting(context, 'limit', settings.limit, FIND_DEFAULT_LIMIT), FIND_MAX_LIMIT)
     const skip = countSetting(context, 'skip', settings.skip, 0)
-    const result = await context.store.findDocuments(context.project.settings.projectId, settings.collection, {
+    const result = await context.documents.find(context.project.settings.projectId, settings.collection, {
       filter: boundTarget(context, settings), // no filter: every document
       sort: settings.sort,
       limit,

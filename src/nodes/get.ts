@@ -16,7 +16,7 @@ export const getNode = defineNodeKind({
   ports: () => ['found', 'missing'],
   async execute(context, settings) {
     const id = documentId(context.resolve(settings.documentId))
-    const document = id === null ? null : await context.store.getDocument(context.project.settings.projectId, settings.collection, id)
+    const document = id === null ? null : await context.documents.get(context.project.settings.projectId, settings.collection, id)
     return { output: document, port: document === null ? 'missing' : 'found' }
   },
 })

@@ -19,7 +19,7 @@ export const insertNode = defineNodeKind({
   ports: () => ['out'],
   async execute(context, settings) {
     const document = context.resolve(settings.document)
-    const insertedId = await context.store.insertDocument(context.project.settings.projectId, settings.collection, document)
+    const insertedId = await context.documents.insert(context.project.settings.projectId, settings.collection, document)
     return { output: { insertedId, acknowledged: true } }
   },
 })

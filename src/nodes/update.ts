@@ -65,7 +65,7 @@ export const updateNode = defineNodeKind({
   ports: () => ['out'],
   async execute(context, settings) {
     const change = { set: setFields(context.resolve(settings.set)), unset: unsetFields(context.resolve(settings.unset)) }
-    const result = await context.store.updateDocuments(
+    const result = await context.documents.update(
       context.project.settings.projectId,
       settings.collection,
       boundTarget(context, settings, { requireValues: true }),

@@ -10,7 +10,7 @@ import { nodeKinds, registerNodeKind } from '../../src/nodes/registry.js'
 import { startNode } from '../../src/nodes/start/kind.js'
 import { DEFAULT_API_KEY_HEADER } from '../../src/nodes/start/settings.js'
 import { loadProject } from '../../src/project/load.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
 import { cleanupTempDirs, makeTempDir } from '../helpers.js'
 
