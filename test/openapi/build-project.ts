@@ -30,7 +30,14 @@ export interface FlowSpec {
 
 export function flow(spec: FlowSpec): Flow {
   // The Start's settings as a flow file would write them; its kind types them, as the loader does.
-  const written = { auth: spec.auth ?? undefined, inputs: spec.inputs, accept: spec.accept, http: spec.http, summary: spec.summary, operationId: spec.operationId }
+  const written = {
+    auth: spec.auth ?? undefined,
+    inputs: spec.inputs,
+    accept: spec.accept,
+    http: spec.http,
+    summary: spec.summary,
+    operationId: spec.operationId,
+  }
   const startNode = node({
     id: spec.startId ?? 'start',
     type: 'start',

@@ -5,7 +5,13 @@ import { CORS_SCHEMA } from '../../model/shapes.js'
 import { defineNodeKind } from '../define.js'
 import { startProblems } from './checks.js'
 import { documentedRequest } from './request-doc.js'
-import { DEFAULT_API_KEY_HEADER, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_TOLERANCE_SECONDS, parseStartSettings } from './settings.js'
+import {
+  DEFAULT_API_KEY_HEADER,
+  DEFAULT_IDEMPOTENCY_HEADER,
+  DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+  DEFAULT_TOLERANCE_SECONDS,
+  parseStartSettings,
+} from './settings.js'
 
 const inputSchema = { type: 'object', description: 'A JSON Schema of type object; each property is one input.' }
 

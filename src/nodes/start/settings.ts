@@ -81,7 +81,16 @@ function readHmac(value: Record<string, unknown>): AuthSettings {
   const toleranceSeconds = typeof tolerance === 'number' && Number.isInteger(tolerance) && tolerance >= 1 ? tolerance : DEFAULT_TOLERANCE_SECONDS
   // A scheme fixes the sender's header and format (the settings check rejects them written beside it).
   if (scheme) {
-    return { type: 'hmac', secret: text(value.secret), header: SCHEME_HEADERS[scheme], algorithm: 'sha256', prefix: '', encoding: 'hex', scheme, toleranceSeconds }
+    return {
+      type: 'hmac',
+      secret: text(value.secret),
+      header: SCHEME_HEADERS[scheme],
+      algorithm: 'sha256',
+      prefix: '',
+      encoding: 'hex',
+      scheme,
+      toleranceSeconds,
+    }
   }
   return {
     type: 'hmac',
