@@ -31,9 +31,9 @@ export function flowDataOf(file: string, text: string): unknown {
 
 /** `written` changed to hold `flow`; a text that cannot be read as it is gets `flow` written anew. */
 export function editFlowText(file: string, written: string, flow: unknown, options: TextEditOptions = {}): string {
-  if (syntaxProblems(file, written).length > 0) return renderFlowText(file, flow)
-  const doc = parseDocument(written)
   const json = isJsonFile(file)
+  const doc = parseDocument(written)
+  if (doc.errors.length > 0 || (json && syntaxProblems(file, written).length > 0)) return renderFlowText(file, flow)
   const layout = json ? null : layoutOf(written)
   const indent = json ? jsonIndentOf(written) : ''
   const render = () => (layout ? doc.toString(layout) : `${JSON.stringify(doc.toJS(), null, indent)}\n`)
@@ -43,7 +43,7 @@ export function editFlowText(file: string, written: string, flow: unknown, optio
   const merged = mergeEdit(written, base, edited)
   // The merge keeps the file's layout; should it ever read back as anything but the flow sent,
   // the edited Document is written as yaml renders it instead (correct first, minimal second).
-  return isDeepStrictEqual(flowDataOf(file, merged), flowDataOf(file, edited)) ? merged : edited
+  return isDeepStrictEqual(flowDataOf(file, merged), doc.toJS({ maxAliasCount: 1000 })) ? merged : edited
 }
 
 /** A new flow file's text. */

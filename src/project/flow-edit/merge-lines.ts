@@ -9,62 +9,94 @@ import { diffArrays } from 'diff'
 /**
  * `written` with the change from `base` to `edited` applied. `base` and `edited` are renderings
  * of one Document before and after the edit; `written` is the file the Document was parsed from.
+ * Each hunk of the edit (base → edited, exact lines) replaces the lines of `written` that its base
+ * lines are paired with (by content, as layout differs); lines outside every hunk stay as written.
  */
 export function mergeEdit(written: string, base: string, edited: string): string {
   const eol = written.includes('\r\n') ? '\r\n' : '\n'
   const ours = written.split(/\r?\n/)
   const baseLines = base.split('\n')
   const theirs = edited.split('\n')
-  // The original and its rendering differ in layout only: lines are paired by their content.
-  const toOurs = pairLines(baseLines, ours, (a, b) => lineContent(a) === lineContent(b))
-  const toTheirs = pairLines(baseLines, theirs, (a, b) => a === b)
+  const toOurs = pairLines(baseLines.map(lineContent), ours.map(lineContent))
   const out: string[] = []
-  let b = 0
   let o = 0
-  let t = 0
-  for (;;) {
-    // The next base line that both sides kept bounds the chunk before it.
-    let stable = b
-    while (stable < baseLines.length && (toOurs[stable]! < 0 || toTheirs[stable]! < 0)) stable++
-    const oEnd = stable < baseLines.length ? toOurs[stable]! : ours.length
-    const tEnd = stable < baseLines.length ? toTheirs[stable]! : theirs.length
-    out.push(...mergeChunk(baseLines.slice(b, stable), ours.slice(o, oEnd), theirs.slice(t, tEnd)))
-    if (stable >= baseLines.length) break
-    out.push(ours[oEnd]!)
-    b = stable + 1
-    o = oEnd + 1
-    t = tEnd + 1
+  for (const hunk of hunksOf(baseLines, theirs)) {
+    const [from, to] = oursRange(toOurs, hunk.base, hunk.base + hunk.removed, ours.length)
+    const start = Math.max(from, o)
+    out.push(...ours.slice(o, start))
+    for (let k = 0; k < hunk.added; k++) {
+      const line = theirs[hunk.edited + k]!
+      const was = k < hunk.removed ? toOurs[hunk.base + k]! : -1
+      out.push(was >= 0 ? keepCommentColumn(ours[was]!, line) : line)
+    }
+    o = Math.max(to, start)
   }
+  out.push(...ours.slice(o))
   return out.join(eol)
 }
 
-/** For each line of `a`, the index of the line of `b` it is paired with, or -1. */
-function pairLines(a: string[], b: string[], equal: (x: string, y: string) => boolean): Int32Array {
+interface Hunk {
+  /** First base line replaced, and how many. */
+  base: number
+  removed: number
+  /** First edited line put in their place, and how many. */
+  edited: number
+  added: number
+}
+
+function hunksOf(base: string[], edited: string[]): Hunk[] {
+  const hunks: Hunk[] = []
+  let i = 0
+  let j = 0
+  const changes = diffArrays(base, edited)
+  for (let c = 0; c < changes.length; c++) {
+    const change = changes[c]!
+    if (!change.added && !change.removed) {
+      i += change.count
+      j += change.count
+      continue
+    }
+    const next = changes[c + 1]
+    const removed = change.removed ? change.count : 0
+    const added = change.added ? change.count : next?.added ? next.count : 0
+    if (change.removed && next?.added) c++
+    hunks.push({ base: i, removed, edited: j, added })
+    i += removed
+    j += added
+  }
+  return hunks
+}
+
+/** The lines of `written` that base lines [from, to) stand for: from the paired line before to the paired line after. */
+function oursRange(toOurs: Int32Array, from: number, to: number, length: number): [number, number] {
+  const before = (i: number) => {
+    for (let k = i; k >= 0; k--) if (toOurs[k]! >= 0) return toOurs[k]! + 1
+    return 0
+  }
+  const after = (i: number) => {
+    for (let k = i; k < toOurs.length; k++) if (toOurs[k]! >= 0) return toOurs[k]!
+    return length
+  }
+  if (from === to) {
+    const at = before(from - 1)
+    return [at, at]
+  }
+  const start = toOurs[from]! >= 0 ? toOurs[from]! : before(from - 1)
+  const end = toOurs[to - 1]! >= 0 ? toOurs[to - 1]! + 1 : after(to)
+  return [start, end]
+}
+
+/** For each line of `a`, the index of the equal line of `b` it is paired with, or -1. */
+function pairLines(a: string[], b: string[]): Int32Array {
   const paired = new Int32Array(a.length).fill(-1)
   let i = 0
   let j = 0
-  for (const change of diffArrays(a, b, { comparator: equal })) {
+  for (const change of diffArrays(a, b)) {
     if (change.added) j += change.count
     else if (change.removed) i += change.count
     else for (let k = 0; k < change.count; k++) paired[i++] = j++
   }
   return paired
-}
-
-/**
- * A chunk between lines both sides kept: untouched by the edit, the original's lines; else the
- * edit's lines, line by line where the chunk keeps its length (so only the edited lines change).
- */
-function mergeChunk(base: string[], ours: string[], theirs: string[]): string[] {
-  if (sameLines(base, theirs)) return ours
-  if (base.length === ours.length && base.length === theirs.length) {
-    return theirs.map((line, i) => (line === base[i] ? ours[i]! : keepCommentColumn(ours[i]!, line)))
-  }
-  return theirs
-}
-
-function sameLines(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((line, i) => line === b[i])
 }
 
 /** A line's content for pairing: no comment, no indentation, spaces collapsed, no padding inside brackets. */

@@ -61,15 +61,25 @@ class Patcher {
     return seq
   }
 
-  /** Items with an id keep their node (moved, renamed or changed); new ids are new nodes. */
+  /**
+   * Items with an id keep their node (moved, renamed or changed); a new id takes the node of a gone
+   * id of the same type (an id edited with other settings), else it is a new node.
+   */
   private matchById(old: unknown[], value: unknown[]): unknown[] {
     const byId = new Map(old.map((item) => [idOf(item), item]))
-    return value.map((item) => {
+    const matched = value.map((item) => {
       const id = (item as Plain).id as string
-      const previous = byId.get(this.previousIds.get(id) ?? id) ?? byId.get(id)
-      if (previous === undefined) return this.replace(undefined, item, old[0])
-      byId.delete(idOf(previous))
-      return this.patch(previous, item)
+      const previous = byId.get(this.previousIds.get(id) ?? id)
+      if (previous !== undefined) byId.delete(idOf(previous))
+      return previous
+    })
+    return value.map((item, i) => {
+      let previous = matched[i]
+      if (previous === undefined) {
+        previous = [...byId.values()].find((node) => isMap(node) && node.get('type') === (item as Plain).type)
+        if (previous !== undefined) byId.delete(idOf(previous))
+      }
+      return previous === undefined ? this.replace(undefined, item, old[0]) : this.patch(previous, item)
     })
   }
 
