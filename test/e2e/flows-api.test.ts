@@ -91,7 +91,7 @@ describe('the flows API (real flowctl serve)', () => {
     await cleanupTempDirs()
   })
 
-  const runGreeting = async () => {
+  const runGreeting = async (): Promise<{ message?: string; n?: unknown; status?: number }> => {
     const response = await fetch(`${base}/api/run/shop/edit-me?who=ada`)
     return response.status === 200 ? ((await response.json()) as { message: string; n: unknown }) : { status: response.status }
   }

@@ -206,7 +206,8 @@ describe('renaming a node', () => {
   it('found from one id gone and one new with the same content: edges, references and expressions follow', () => {
     const after = structuredClone(before)
     after.nodes[2].id = 'store'
-    const { flow, previousIds } = applyRenames(before, after, [])
+    const { flow: renamed, previousIds } = applyRenames(before, after, [])
+    const flow = renamed as Plain
     expect(previousIds).toEqual(new Map([['store', 'save']]))
     expect(flow.nodes[1].next).toEqual({ true: 'store', false: 'store' })
     expect(flow.nodes[3].body).toEqual({ id: '{{store.insertedId}}', ok: true, total: "{{= store.insertedId & '-' & start.sku }}" })
@@ -221,7 +222,7 @@ describe('renaming a node', () => {
   })
 
   it('said explicitly, with the flow still using the old id', () => {
-    const { flow } = applyRenames(before, structuredClone(before), [{ from: 'save', to: 'keep' }])
+    const flow = applyRenames(before, structuredClone(before), [{ from: 'save', to: 'keep' }]).flow as Plain
     expect(flow.nodes.map((n: Plain) => n.id)).toEqual(['start', 'check', 'keep', 'done'])
     expect(flow.nodes[2].next).toBe('done')
     expect(flow.nodes[0].next).toBe('check')
@@ -238,8 +239,8 @@ describe('renaming a node', () => {
     const after = structuredClone(flow)
     after.nodes[1].name = 'Large Order'
     const renamed = applyRenames(flow, after, [])
-    expect(renamed.flow.nodes[3].body.big).toBe('{{ large_order.result }}')
-    expect(renamed.flow.nodes[1].id).toBe('check')
+    expect((renamed.flow as Plain).nodes[3].body.big).toBe('{{ large_order.result }}')
+    expect((renamed.flow as Plain).nodes[1].id).toBe('check')
   })
 
   it.each([

@@ -43,7 +43,7 @@ export function editFlowText(file: string, written: string, flow: unknown, optio
   const merged = mergeEdit(written, base, edited)
   // The merge keeps the file's layout; should it ever read back as anything but the flow sent,
   // the edited Document is written as yaml renders it instead (correct first, minimal second).
-  return isDeepStrictEqual(flowDataOf(file, merged), doc.toJS({ maxAliasCount: 1000 })) ? merged : edited
+  return merged !== null && isDeepStrictEqual(flowDataOf(file, merged), doc.toJS({ maxAliasCount: 1000 })) ? merged : edited
 }
 
 /** A new flow file's text. */

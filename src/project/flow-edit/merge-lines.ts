@@ -7,20 +7,29 @@
 import { diffArrays } from 'diff'
 
 /**
+ * Line diffs give up past this many differing lines (the merge then returns null and the caller
+ * writes yaml's rendering): a diff costs O(lines × differences), and no request may stall the server.
+ */
+const MAX_EDIT_LENGTH = 2000
+
+/**
  * `written` with the change from `base` to `edited` applied. `base` and `edited` are renderings
  * of one Document before and after the edit; `written` is the file the Document was parsed from.
  * Each hunk of the edit (base → edited, exact lines) replaces the lines of `written` that its base
  * lines are paired with (by content, as layout differs); lines outside every hunk stay as written.
+ * Null when the texts differ too much to be diffed within MAX_EDIT_LENGTH.
  */
-export function mergeEdit(written: string, base: string, edited: string): string {
+export function mergeEdit(written: string, base: string, edited: string): string | null {
   const eol = written.includes('\r\n') ? '\r\n' : '\n'
   const ours = written.split(/\r?\n/)
   const baseLines = base.split('\n')
   const theirs = edited.split('\n')
   const toOurs = pairLines(baseLines.map(lineContent), ours.map(lineContent))
+  const hunks = hunksOf(baseLines, theirs)
+  if (!toOurs || !hunks) return null
   const out: string[] = []
   let o = 0
-  for (const hunk of hunksOf(baseLines, theirs)) {
+  for (const hunk of hunks) {
     const [from, to] = oursRange(toOurs, hunk.base, hunk.base + hunk.removed, ours.length)
     const start = Math.max(from, o)
     out.push(...ours.slice(o, start))
@@ -44,11 +53,12 @@ interface Hunk {
   added: number
 }
 
-function hunksOf(base: string[], edited: string[]): Hunk[] {
+function hunksOf(base: string[], edited: string[]): Hunk[] | null {
   const hunks: Hunk[] = []
   let i = 0
   let j = 0
-  const changes = diffArrays(base, edited)
+  const changes = diffArrays(base, edited, { maxEditLength: MAX_EDIT_LENGTH })
+  if (!changes) return null
   for (let c = 0; c < changes.length; c++) {
     const change = changes[c]!
     if (!change.added && !change.removed) {
@@ -87,11 +97,13 @@ function oursRange(toOurs: Int32Array, from: number, to: number, length: number)
 }
 
 /** For each line of `a`, the index of the equal line of `b` it is paired with, or -1. */
-function pairLines(a: string[], b: string[]): Int32Array {
+function pairLines(a: string[], b: string[]): Int32Array | null {
   const paired = new Int32Array(a.length).fill(-1)
   let i = 0
   let j = 0
-  for (const change of diffArrays(a, b)) {
+  const changes = diffArrays(a, b, { maxEditLength: MAX_EDIT_LENGTH })
+  if (!changes) return null
+  for (const change of changes) {
     if (change.added) j += change.count
     else if (change.removed) i += change.count
     else for (let k = 0; k < change.count; k++) paired[i++] = j++

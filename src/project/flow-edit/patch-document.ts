@@ -12,6 +12,8 @@ const MAX_ALIAS_COUNT = 1000
 
 type Plain = Record<string, unknown>
 
+const MAX_LIST_EDITS = 500
+
 export interface PatchOptions {
   /** New id → old id of renamed items of id lists, so a renamed node keeps its comments. */
   previousIds?: ReadonlyMap<string, string>
@@ -86,7 +88,11 @@ class Patcher {
   /** Equal items stay; a run of removed items facing a run of added ones is patched pairwise. */
   private matchByContent(old: unknown[], value: unknown[]): unknown[] {
     const oldValues = old.map((item) => (isNode(item) ? item.toJS(this.doc, { maxAliasCount: MAX_ALIAS_COUNT }) : item))
-    const changes = diffArrays(oldValues, value, { comparator: isDeepStrictEqual })
+    // Past MAX_LIST_EDITS differences the items are patched by position (a diff costs items × differences).
+    const changes = diffArrays(oldValues, value, { comparator: isDeepStrictEqual, maxEditLength: MAX_LIST_EDITS }) ?? [
+      { removed: true, added: false, count: old.length, value: oldValues },
+      { removed: false, added: true, count: value.length, value },
+    ]
     const items: unknown[] = []
     let i = 0
     let j = 0
