@@ -321,6 +321,9 @@ describe('the flows API (real flowctl serve)', () => {
       expect((await call(base, 'PUT', '/api/flows/shop/edit-me', { body })).status, JSON.stringify(body)).toBe(400)
     }
     expect((await call(base, 'PUT', '/api/flows/shop/edit-me', { body: 'not json' })).status).toBe(400)
+    // Another method on a flows route: 405 with the methods it takes.
+    const patch = await call(base, 'PATCH', '/api/flows/shop/edit-me', { body: {} })
+    expect(patch.status).toBe(405)
   })
 
   it('a file changed on disk by another editor makes the next write a conflict', async () => {

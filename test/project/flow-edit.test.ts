@@ -200,6 +200,16 @@ describe('mergeEdit', () => {
   })
 })
 
+describe('edits too large to diff', () => {
+  it('mergeEdit gives up past its bound, and editFlowText still writes the flow sent', () => {
+    const lines = (prefix: string) => Array.from({ length: 2500 }, (_, i) => `${prefix}${i}: ${i}`).join('\n') + '\n'
+    expect(mergeEdit(lines('a'), lines('a'), lines('b'))).toBeNull()
+    const text = `name: Big\nvalues:\n${lines('  a')}`
+    const flow = dataOf('big.yaml', `name: Big\nvalues:\n${lines('  b')}`)
+    expect(flowDataOf('big.yaml', editFlowText('big.yaml', text, flow))).toEqual(flow)
+  })
+})
+
 describe('renaming a node', () => {
   const before = dataOf('f.yaml', COMMENTED)
 
