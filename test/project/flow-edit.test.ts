@@ -101,9 +101,24 @@ describe('editFlowText on a commented file', () => {
   it('changes one item of a list that is not of nodes, and inserts into it in place', () => {
     const out = edit('flows/order.yaml', COMMENTED, (f) => f.nodes[0].inputs.body.required.splice(1, 0, 'note'))
     const { removed, added } = lineDiff(COMMENTED, out)
+    // Lists unpadded and maps padded, as the file writes them.
     expect(removed).toEqual(['        required: [sku, qty]'])
-    expect(added).toHaveLength(1)
+    expect(added).toEqual(['        required: [sku, note, qty]'])
     expect(dataOf('f.yaml', out).nodes[0].inputs.body.required).toEqual(['sku', 'note', 'qty'])
+  })
+
+  it('pads nested maps and lists each as the file does', () => {
+    const out = edit('flows/order.yaml', COMMENTED, (f) => {
+      f.nodes[1].condition = {
+        any: [
+          { left: '{{start.qty}}', op: 'gt', right: 10 },
+          { left: '{{start.sku}}', op: 'in', right: ['a', 'b'] },
+        ],
+      }
+    })
+    expect(lineDiff(COMMENTED, out).added).toEqual([
+      '    condition: { any: [{ left: "{{start.qty}}", op: gt, right: 10 }, { left: "{{start.sku}}", op: in, right: [a, b] }] }',
+    ])
   })
 
   it('changes nothing when the flow sent is the file’s own', () => {
