@@ -81,7 +81,17 @@ describe('editFlowText on a commented file', () => {
     })
     const diff = lineDiff(COMMENTED, inserted)
     expect(diff.removed).toEqual(['    next: { true: save, false: save }'])
-    expect(diff.added).toEqual(['    next: { true: log, false: save }', '  - id: log', '    type: set', '    values:', '      seen: true', '    next: save'])
+    // The new node is set apart by a blank line, as the nodes around it are.
+    expect(diff.added).toEqual([
+      '    next: { true: log, false: save }',
+      '  - id: log',
+      '    type: set',
+      '    values:',
+      '      seen: true',
+      '    next: save',
+      '',
+    ])
+    expect(inserted).toContain('    next: { true: log, false: save }\n\n  - id: log\n')
 
     const removed = edit('flows/order.yaml', COMMENTED, (f) => {
       f.nodes.splice(1, 1)
@@ -142,6 +152,7 @@ describe('editFlowText on other layouts', () => {
       // The comment stays in its column.
       '  - { id: start, type: start, name: Start, method: get, next: mid }     # entry',
       '  - { id: mid, type: set, values: { a: 1 }, next: done }',
+      '',
     ])
   })
 
