@@ -265,6 +265,14 @@ describe('renaming a node', () => {
     expect(flow.nodes[1].next).toEqual({ true: 'keep', false: 'keep' })
   })
 
+  it('a node with a name keeps its reference name: only the edges follow its new id', () => {
+    const after = structuredClone(before)
+    after.nodes[1].id = 'branch'
+    const flow = applyRenames(before, after, []).flow as Plain
+    expect(flow.nodes[0].next).toBe('branch')
+    expect(flow.nodes[1].condition).toEqual(before.nodes[1].condition)
+  })
+
   it('refuses an explicit rename of a node that is not there', () => {
     expect(() => applyRenames(before, structuredClone(before), [{ from: 'nope', to: 'x' }])).toThrow(/no node "nope"/)
   })
