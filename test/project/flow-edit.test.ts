@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { editFlowText, flowDataOf, renderFlowText, syntaxProblems } from '../../src/project/flow-edit/edit-text.js'
 import { mergeEdit } from '../../src/project/flow-edit/merge-lines.js'
 import { applyRenames, rewriteTemplate } from '../../src/project/flow-edit/rename.js'
+import { loadProject, problemsWithText } from '../../src/project/load.js'
 import { ROOT } from '../helpers.js'
 
 type Plain = Record<string, any>
@@ -295,5 +296,19 @@ describe('renaming a node', () => {
     ['{{ broken', '{{ broken'],
   ])('rewriteTemplate(%j)', (text, expected) => {
     expect(rewriteTemplate(text, new Map([['save', 'store']]))).toBe(expected)
+  })
+})
+
+describe('problemsWithText', () => {
+  it('reports one file as validate would with that text: its own problems and those across files, nothing written', async () => {
+    const project = await loadProject(join(ROOT, 'fixtures', 'example'))
+    const clash = 'name: Create Order\nnodes:\n  - { id: start, type: start, method: get, operationId: clash, next: done }\n  - { id: done, type: end }\n'
+    expect(await problemsWithText(project, 'flows/new-one.yaml', clash)).toEqual([
+      expect.objectContaining({ file: 'flows/new-one.yaml', line: 1, column: 7, severity: 'error', message: expect.stringContaining('used by both') }),
+    ])
+    expect(await problemsWithText(project, 'flows/new-one.yaml', clash.replace('Create Order', 'New One'))).toEqual([])
+    expect(await problemsWithText(project, 'flows/new-one.yaml', 'name: [oops\n')).toEqual([
+      expect.objectContaining({ line: 1, message: expect.stringContaining('YAML syntax error') }),
+    ])
   })
 })
