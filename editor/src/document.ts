@@ -18,6 +18,9 @@ export interface Graph {
   nodes: GraphNode[]
 }
 
+/** Closest to how people write flow files: no folding of long lines, `[a, b]` without padding. */
+const WRITE_OPTIONS = { lineWidth: 0, flowCollectionPadding: false } as const
+
 /** The graph of a flow file, or null when the text is not YAML with a node list. */
 export function readGraph(text: string): Graph | null {
   const doc = parseDocument(text)
@@ -58,7 +61,7 @@ function edit(text: string, change: (doc: Document, index: (id: string) => numbe
     return nodes.items.findIndex((item) => isMap(item) && item.get('id') === id)
   }
   change(doc, index)
-  return doc.toString()
+  return doc.toString(WRITE_OPTIONS)
 }
 
 /** Appends a node (id, type, name first, then its settings). */
