@@ -2,7 +2,7 @@
 // CodeMirror, yaml, dagre) into dist/editor/editor.js with its stylesheet dist/editor/editor.css,
 // which `serve` sends from /edit/assets/ (no CDN: the editor works offline). Prints the sizes,
 // minified and gzipped, so a change that bloats the bundle shows in every build.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
@@ -38,14 +38,15 @@ await build({
       },
     },
   ],
-  output: { file: fileURLToPath(new URL('editor.js', `file://${outDir}`)), format: 'esm', minify: true, codeSplitting: false },
+  // The code view is a dynamic import: its own chunk, fetched when the view is first opened.
+  output: { dir: outDir, format: 'esm', minify: true, entryFileNames: 'editor.js', chunkFileNames: '[name].js' },
 })
 
 // React Flow's stylesheet, then the editor's own.
 const css = [readFileSync(require.resolve('@xyflow/react/dist/style.css'), 'utf8'), readFileSync(new URL('editor/src/editor.css', root), 'utf8')].join('\n')
 writeFileSync(new URL('editor.css', `file://${outDir}`), css)
 
-const sizes = ['editor.js', 'editor.css'].map((name) => {
+const sizes = readdirSync(outDir).map((name) => {
   const bytes = readFileSync(new URL(name, `file://${outDir}`))
   return `${name} ${(bytes.length / 1024).toFixed(0)} KiB (gzip ${(gzipSync(bytes).length / 1024).toFixed(0)} KiB)`
 })

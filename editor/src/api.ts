@@ -67,14 +67,20 @@ async function errorsOf(response: Response): Promise<string[]> {
   return Array.isArray(body?.errors) ? body.errors.map(String) : [`HTTP ${response.status}`]
 }
 
+/** The page starts both reads before the bundle arrives (see routes/editor.ts); else they start here. */
+function preloaded(name: 'kinds' | 'flow', url: string): Promise<Response> {
+  const started = (window as { flowctlPreload?: Record<string, Promise<Response> | undefined> }).flowctlPreload?.[name]
+  return started ?? fetch(url, { headers: { accept: 'application/json' } })
+}
+
 export async function loadFlow(projectId: string, slug: string): Promise<FlowFile> {
-  const response = await fetch(flowUrl(projectId, slug), { headers: { accept: 'application/json' } })
+  const response = await preloaded('flow', flowUrl(projectId, slug))
   if (!response.ok) throw new Error((await errorsOf(response)).join('; '))
   return (await response.json()) as FlowFile
 }
 
 export async function loadKinds(): Promise<KindsAnswer> {
-  const response = await fetch('/api/editor/kinds', { headers: { accept: 'application/json' } })
+  const response = await preloaded('kinds', '/api/editor/kinds')
   if (!response.ok) throw new Error((await errorsOf(response)).join('; '))
   return (await response.json()) as KindsAnswer
 }
@@ -82,19 +88,21 @@ export async function loadKinds(): Promise<KindsAnswer> {
 export interface CheckAnswer {
   problems: Problem[]
   /** Each node's ports as its kind gives them for its settings (a switch's cases). */
-  ports?: Record<string, string[]>
+  ports: Record<string, string[]>
 }
 
-/** The problems of `text` as the server would load it, nothing written. */
+async function postJson<T>(url: string, body: unknown, signal?: AbortSignal): Promise<T | null> {
+  const response = await fetch(url, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(body), signal })
+  return response.ok ? ((await response.json()) as T) : null
+}
+
+/** The problems of `text` as the server would load it (the flows API's check) and its nodes' ports; nothing written. */
 export async function checkText(projectId: string, slug: string, text: string, signal?: AbortSignal): Promise<CheckAnswer> {
-  const response = await fetch(`${flowUrl(projectId, slug)}/check`, {
-    method: 'POST',
-    headers: JSON_HEADERS,
-    body: JSON.stringify({ text }),
-    signal,
-  })
-  if (!response.ok) return { problems: [] }
-  return (await response.json()) as CheckAnswer
+  const [checked, ports] = await Promise.all([
+    postJson<{ problems: Problem[] }>(`${flowUrl(projectId, slug)}/check`, { text }, signal),
+    postJson<{ ports: Record<string, string[]> }>('/api/editor/ports', { text }, signal),
+  ])
+  return { problems: checked?.problems ?? [], ports: ports?.ports ?? {} }
 }
 
 /** PUT the text (code edits) or the flow (canvas edits); a 409 carries the file as it is on disk. */

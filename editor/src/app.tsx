@@ -2,10 +2,9 @@
 // and references beside the canvas, problems from the server's debounced check, Save (PUT text
 // after code edits, PUT flow after canvas edits only; POST for a new flow) and the run panel.
 import { ReactFlowProvider } from '@xyflow/react'
-import { useEffect, useMemo, useRef, useState } from 'react'
+import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react'
 import { checkText, createFlow, saveFlow, type FlowFile, type JsonSchema, type NodeKindInfo, type Problem, type RunAnswer } from './api.js'
 import { Canvas, type RunPath } from './canvas.js'
-import { CodeView } from './code-view.js'
 import { addNode, connect, disconnect, flowOf, freshId, freshName, readGraph, removeNode, setNodeKey, type Graph, type GraphNode } from './document.js'
 import { Palette } from './palette.js'
 import { ReferencePicker } from './references.js'
@@ -13,6 +12,10 @@ import { RunPanel } from './run-panel.js'
 import { SettingsForm, type InsertTarget } from './settings-form.js'
 
 const CHECK_DELAY_MS = 350
+
+// The code view (CodeMirror, the flow schema, its completion and hover) is its own chunk, loaded the
+// first time the view is opened: the canvas, shown first, does not wait for it.
+const CodeView = lazy(() => import('./code-view.js').then((module) => ({ default: module.CodeView })))
 
 export interface AppProps {
   projectId: string
@@ -54,6 +57,8 @@ export function App({ projectId, slug, kinds, defs, file }: AppProps) {
   const [saved, setSaved] = useState({ version: file.version, text: file.text })
   const [codeEdited, setCodeEdited] = useState(false)
   const [view, setView] = useState<'canvas' | 'code'>('canvas')
+  const [codeOpened, setCodeOpened] = useState(false)
+  if (view === 'code' && !codeOpened) setCodeOpened(true)
   const [checked, setChecked] = useState<{ text: string; problems: Problem[]; ports: Record<string, string[]> }>({
     text: file.text,
     problems: file.problems,
@@ -78,7 +83,7 @@ export function App({ projectId, slug, kinds, defs, file }: AppProps) {
     const abort = new AbortController()
     const timer = setTimeout(() => {
       checkText(projectId, slug ?? 'new-flow', text, abort.signal)
-        .then((answer) => setChecked({ text, problems: answer.problems, ports: answer.ports ?? {} }))
+        .then((answer) => setChecked({ text, problems: answer.problems, ports: answer.ports }))
         .catch(() => {})
     }, CHECK_DELAY_MS)
     return () => {
@@ -223,16 +228,20 @@ export function App({ projectId, slug, kinds, defs, file }: AppProps) {
             )}
           </div>
           <div className="code-wrap" hidden={view !== 'code'}>
-            <CodeView
-              text={text}
-              problems={checked.problems}
-              problemsFor={checked.text}
-              onChange={(next) => {
-                if (next === text) return
-                setText(next)
-                setCodeEdited(true)
-              }}
-            />
+            {codeOpened ? (
+              <Suspense fallback={<p className="hint pad">Loading the code view…</p>}>
+                <CodeView
+                  text={text}
+                  problems={checked.problems}
+                  problemsFor={checked.text}
+                  onChange={(next) => {
+                    if (next === text) return
+                    setText(next)
+                    setCodeEdited(true)
+                  }}
+                />
+              </Suspense>
+            ) : null}
           </div>
         </main>
         <aside className="side">

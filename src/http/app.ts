@@ -14,7 +14,7 @@ import { openApiHandler } from './routes/openapi.js'
 import { runHandler } from './routes/run.js'
 import { runHandlerById, runsHandler } from './routes/runs.js'
 import { eventsHandler } from './routes/events.js'
-import { checkHandler, editorAssetHandler, editorPageHandler, kindsHandler } from './routes/editor.js'
+import { editorAssetHandler, editorPageHandler, kindsHandler, portsHandler } from './routes/editor.js'
 import { dashboardHandler, flowFormHandler, flowPageHandler, replayFormHandler, runPageHandler } from './routes/pages.js'
 import { replayHandler } from './routes/replay.js'
 import { resultHandler } from './routes/result.js'
@@ -97,7 +97,7 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   routes.add('GET', '/edit/:projectId/:slug', editorPageHandler(context))
   routes.add('GET', '/edit/_assets/:file', editorAssetHandler())
   routes.add('GET', '/api/editor/kinds', kindsHandler(context))
-  routes.add('POST', '/api/flows/:projectId/:slug/check', checkHandler(context))
+  routes.add('POST', '/api/editor/ports', portsHandler(context))
   app.all('/**', (event) => {
     // A known path asked with a method nobody registered: 405 with Allow, found only on this path.
     const allow = routes.allowedAt(event.url.pathname)

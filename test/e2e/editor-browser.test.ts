@@ -3,7 +3,7 @@
 // its form filled with a reference from the picker) and one made in the code view (after a problem
 // shown inline) are saved to the file, keep every comment of it, pass `flowctl validate`, and the
 // Run API answers with the new behaviour once serve has reloaded the file. Also: the page's access
-// rules and policy, the kinds and check APIs, a 409 when the file changed on disk.
+// rules and policy, the kinds and ports routes, a 409 when the file changed on disk, a new flow.
 // Needs a Chromium (as test/e2e/browser.test.ts): FLOWCTL_TEST_CHROMIUM, else /usr/bin/chromium.
 import { existsSync } from 'node:fs'
 import { request } from 'node:http'
@@ -141,14 +141,14 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     expect(res.status).toBe(200)
     const policy = res.headers.get('content-security-policy') ?? ''
     expect(policy).toMatch(/default-src 'none'/)
-    expect(policy).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]+';/)
+    expect(policy).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic';/)
     expect(policy).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/)
     const page = await res.text()
     expect(page).not.toContain('dev-orders-token-change-me')
     expect(page).not.toContain('{{price}}')
     expect(page).not.toMatch(/https?:\/\/(?!www\.w3\.org)/)
-    for (const asset of ['/edit/_assets/editor.js', '/edit/_assets/editor.css']) {
-      expect(page).toContain(asset)
+    for (const asset of ['/edit/_assets/editor.js', '/edit/_assets/editor.css', '/edit/_assets/code-view.js']) {
+      if (!asset.includes('code-view')) expect(page).toContain(asset)
       const file = await fetch(`${base}${asset}`)
       expect(file.status).toBe(200)
       expect((await file.arrayBuffer()).byteLength).toBeGreaterThan(1000)
@@ -181,21 +181,14 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     expect(await check({})).toBe(401)
   })
 
-  it('the check route: problems with line and column, each node’s ports; a bad body or slug is a 400', async () => {
-    const post = (slug: string, body: string) =>
-      fetch(`${base}/api/flows/shop/${slug}/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  it('the ports route: each node’s ports for its settings; a body that is not { text } is a 400; nothing is written', async () => {
+    const post = (body: string) => fetch(`${base}/api/editor/ports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
     const text =
-      'name: Q\nnodes:\n  - id: start\n    type: start\n    name: Start\n    next: pick\n  - id: pick\n    type: switch\n    name: Pick\n    value: 1\n    cases: [{ value: 1, port: one }]\n    next: { one: nowhere }\n'
-    const answer = (await (await post('quote', JSON.stringify({ text }))).json()) as {
-      problems: { line: number; column: number; message: string }[]
-      ports: Record<string, string[]>
-    }
-    expect(answer.ports).toEqual({ start: ['out'], pick: ['one', 'default'] })
-    expect(answer.problems).toContainEqual(expect.objectContaining({ line: 12, message: expect.stringMatching(/nowhere/) }))
-    expect((await post('quote', '{"text": 3}')).status).toBe(400)
-    expect((await post('quote', 'not json')).status).toBe(400)
-    expect((await post('..%2F..%2Fetc', JSON.stringify({ text }))).status).toBe(400)
-    // Nothing was written.
+      'name: Q\nnodes:\n  - id: start\n    type: start\n    name: Start\n    next: pick\n  - id: pick\n    type: switch\n    name: Pick\n    value: 1\n    cases: [{ value: 1, port: one }, { value: 2, port: two }]\n    default: other\n  - id: done\n    type: end\n  - id: odd\n    type: nosuchkind\n'
+    expect(await (await post(JSON.stringify({ text }))).json()).toEqual({ ports: { start: ['out'], pick: ['one', 'two', 'other'], done: [] } })
+    expect(await (await post(JSON.stringify({ text: 'nodes: [' }))).json()).toEqual({ ports: {} })
+    expect((await post('{"text": 3}')).status).toBe(400)
+    expect((await post('not json')).status).toBe(400)
     expect(await readFile(quoteFile(), 'utf8')).toContain(COMMENTS[1])
   })
 

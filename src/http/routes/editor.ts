@@ -1,41 +1,46 @@
 // The browser editor (SPEC "Editing flows in the browser"): the page `/edit/<projectId>[/<slug>]`,
 // its bundled assets (`/edit/_assets/<file>`: no project id starts with `_`; built by scripts/bundle-editor.mjs into dist/editor/,
 // a fixed list of names, so no path from the request reaches the file system), the node kinds it
-// draws its palette and forms from, and the check it calls as one types. The flow file itself is
+// draws its palette and forms from, and the ports of the nodes of the text being typed. The flow file itself is
 // read and written through the flows API (routes/flows.ts). Who may: as that API, a loopback
 // request or a signed-in editor or owner; the page carries no flow text and no secret.
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { getRouterParam, type H3Event } from 'h3'
 import { parseDocument } from 'yaml'
 import { httpError } from '../../errors.js'
-import type { Project } from '../../model/project.js'
 import { SHARED_DEFS } from '../../project/ajv.js'
-import { checkFlowFile } from '../../project/flow-file.js'
 import { getNodeKind, nodeKinds } from '../../nodes/registry.js'
-import { callerOf, isCrossSite, projectAccess, requireAccess } from '../access.js'
+import { callerOf, isCrossSite, projectAccess } from '../access.js'
 import { CHALLENGES } from '../authorization.js'
 import { readRequestText } from '../body.js'
 import type { AppContext } from '../context.js'
-import { html, SafeHtml } from '../html.js'
+import { html, inlineJson, SafeHtml } from '../html.js'
 import { messagePage } from '../pages/layout.js'
 import { htmlResponse, jsonResponse } from '../respond.js'
 
-const ASSETS: Record<string, string> = {
-  'editor.js': 'text/javascript; charset=utf-8',
-  'editor.css': 'text/css; charset=utf-8',
-}
+const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' }
 
-/** dist/editor/ from tsc's output (dist/http/routes/) or from the CLI bundle (dist/bin/). */
-function assetDir(): string {
-  for (const candidate of ['../../editor/', '../editor/', '../../../dist/editor/']) {
-    const dir = fileURLToPath(new URL(candidate, import.meta.url))
-    if (existsSync(join(dir, 'editor.js'))) return dir
+let assets: { dir: string; names: Set<string> } | undefined
+/**
+ * The built files: dist/editor/ from tsc's output (dist/http/routes/) or from the CLI bundle
+ * (dist/bin/), listed once. A request names one of them or gets a 404.
+ */
+function editorAssets(): { dir: string; names: Set<string> } {
+  if (!assets) {
+    for (const candidate of ['../../editor/', '../editor/', '../../../dist/editor/']) {
+      const dir = fileURLToPath(new URL(candidate, import.meta.url))
+      if (existsSync(join(dir, 'editor.js'))) {
+        assets = { dir, names: new Set(readdirSync(dir).filter((name) => /^[a-z0-9-]+\.(js|css)$/.test(name))) }
+        return assets
+      }
+    }
+    throw httpError('NOT_FOUND', ['the editor is not built: run npm run build'])
   }
-  throw httpError('NOT_FOUND', ['the editor is not built: run npm run build'])
+  return assets
 }
 
 const assetCache = new Map<string, Buffer>()
@@ -43,11 +48,12 @@ const assetCache = new Map<string, Buffer>()
 export function editorAssetHandler() {
   return async (event: H3Event): Promise<Response> => {
     const name = getRouterParam(event, 'file') ?? ''
-    const type = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
-    if (!type) throw httpError('NOT_FOUND')
+    const { dir, names } = editorAssets()
+    if (!names.has(name)) throw httpError('NOT_FOUND')
+    const type = TYPES[name.slice(name.lastIndexOf('.') + 1)]!
     let content = assetCache.get(name)
     if (!content) {
-      content = await readFile(join(assetDir(), name))
+      content = await readFile(join(dir, name))
       assetCache.set(name, content)
     }
     return new Response(new Uint8Array(content), {
@@ -57,9 +63,13 @@ export function editorAssetHandler() {
   }
 }
 
-/** The pages' strict policy, with the bundle as the one script (by nonce) and styles from 'self' and inline (React Flow, CodeMirror). */
+/**
+ * The pages' strict policy: the bundle is the one script allowed (by nonce), and what it imports
+ * (the code view's chunk) is allowed through it ('strict-dynamic'); styles from 'self' and inline
+ * (React Flow and CodeMirror set style attributes and sheets).
+ */
 function editorPolicy(nonce: string): string {
-  return `default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`
+  return `default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'nonce-${nonce}' 'strict-dynamic'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`
 }
 
 export function editorPageHandler(context: AppContext) {
@@ -86,22 +96,30 @@ export function editorPageHandler(context: AppContext) {
 <body data-project="${projectId}" data-slug="${slug}">
 <div id="editor"><p style="padding:24px">Loading the editor…</p></div>
 <noscript><p style="padding:24px">The editor needs JavaScript. The flow file can be edited in any text editor; <code>flowctl validate</code> checks it.</p></noscript>
-${scriptTag(nonce)}
+${scriptTags(nonce, projectId, slug)}
 </body></html>`
     return htmlResponse(200, page.value, { 'cache-control': 'no-store', 'content-security-policy': editorPolicy(nonce), 'referrer-policy': 'same-origin' })
   }
 }
 
-// Built outside the tagged template: a bundler rewrites a closing script tag inside one.
-function scriptTag(nonce: string): SafeHtml {
-  return new SafeHtml(`<script type="module" nonce="${nonce}" src="/edit/_assets/editor.js"></script>`)
+/**
+ * The bundle, and before it a small script that starts reading the node kinds and the flow file at
+ * once, while the bundle loads (editor/src/api.ts picks the answers up). Built outside the tagged
+ * template: a bundler rewrites a closing script tag inside one. Ids are JSON-encoded for the script.
+ */
+function scriptTags(nonce: string, projectId: string, slug: string): SafeHtml {
+  const flowUrl = `/api/flows/${encodeURIComponent(projectId)}/${encodeURIComponent(slug)}`
+  const preload =
+    `var h={headers:{accept:'application/json'}};window.flowctlPreload={kinds:fetch('/api/editor/kinds',h)` +
+    (slug ? `,flow:fetch(${inlineJson(flowUrl).value},h)` : '') +
+    '};'
+  return new SafeHtml(`<script nonce="${nonce}">${preload}</script>\n<script type="module" nonce="${nonce}" src="/edit/_assets/editor.js"></script>`)
 }
 
 /** Every registered kind: its description, settings schema, default ports; with the shared `$defs` they point at. */
 export function kindsHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
-    const caller = await callerOf(context, event)
-    if (caller.kind === 'anonymous') throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': CHALLENGES.bearer } })
+    await requireSignedIn(context, event)
     const kinds = [...nodeKinds.values()].map((kind) => ({
       type: kind.type,
       description: kind.description,
@@ -115,24 +133,27 @@ export function kindsHandler(context: AppContext) {
 }
 
 /**
- * `POST /api/flows/<projectId>/<slug>/check` `{ text }` → `{ problems, ports }`: the problems the
- * loader would report for this text as that flow's file, and each node's ports for its settings.
- * Nothing is written. Cross-file checks (the flows a call node names) wait for the save.
+ * `POST /api/editor/ports` `{ text }` → `{ ports }`: each node's ports as its kind gives them for its
+ * settings (a switch's come from its cases), so the canvas draws a handle per port while the text is
+ * still being written. The flows API's check route gives the problems of the same text.
  */
-export function checkHandler(context: AppContext) {
+export function portsHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
-    const projectId = getRouterParam(event, 'projectId') ?? ''
-    const { entry } = await requireAccess(context, event, projectId, 'run')
+    await requireSignedIn(context, event)
     if (isCrossSite(event)) throw httpError('FORBIDDEN', ['cross-site request refused'])
-    const project = entry.project
-    const raw = await readRequestText(event, project.settings.limits.bodyLimitBytes)
+    const raw = await readRequestText(event, PORTS_BODY_LIMIT)
     if (raw === null) throw httpError('BODY_TOO_LARGE')
-    const text = textOf(raw)
-    const file = fileOf(project, getRouterParam(event, 'slug') ?? '')
-    const { timezone, secrets: secretsFile, cors } = project.settings
-    const result = checkFlowFile(file, text, { timezone, secrets: project.secrets, secretsFile, cors })
-    return jsonResponse(200, { problems: result.problems, ports: portsOf(text) }, { 'cache-control': 'no-store' })
+    return jsonResponse(200, { ports: portsOf(textOf(raw)) }, { 'cache-control': 'no-store' })
   }
+}
+
+/** A flow file larger than this is no file one edits in a browser. */
+const PORTS_BODY_LIMIT = 4 * 1024 * 1024
+
+/** The editor's own JSON routes answer any caller who may use some project: loopback or a signed-in user. */
+async function requireSignedIn(context: AppContext, event: H3Event): Promise<void> {
+  const caller = await callerOf(context, event)
+  if (caller.kind === 'anonymous') throw httpError('AUTH_REQUIRED', undefined, { headers: { 'www-authenticate': CHALLENGES.bearer } })
 }
 
 function textOf(raw: string): string {
@@ -145,12 +166,6 @@ function textOf(raw: string): string {
   const text = (body as { text?: unknown } | null)?.text
   if (typeof text !== 'string') throw httpError('BAD_REQUEST', ['body/text: must be a string'])
   return text
-}
-
-/** The flow's file, relative to the project; a flow not loaded (new, or never valid) is `<flows>/<slug>.yaml`. */
-function fileOf(project: Project, slug: string): string {
-  if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(slug)) throw httpError('BAD_REQUEST', ['slug: must be a slug (a-z, 0-9 and single hyphens)'])
-  return project.flows.get(slug)?.file ?? `${project.settings.flows}/${slug}.yaml`
 }
 
 /** Each node's ports as its kind gives them for its settings; nodes of unknown kinds have none. */
