@@ -53,11 +53,14 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
   let browser: Browser
   let viewerToken: string
   let editorToken: string
+  /** quote.yaml as the tests start from it. */
+  let BEFORE: string
   const quoteFile = () => join(project, 'flows', 'quote.yaml')
 
   beforeAll(async () => {
     project = await copyFixture('example')
-    await writeFile(quoteFile(), withComments(await readFile(quoteFile(), 'utf8')))
+    BEFORE = withComments(await readFile(quoteFile(), 'utf8'))
+    await writeFile(quoteFile(), BEFORE)
     const usersFile = join(project, '.flowctl', 'users.yaml')
     const add = async (name: string, role: string) =>
       JSON.parse((await flowctl(['users', 'add', name, '--grant', `shop=${role}`, '--users', usersFile, '--json'])).stdout).token as string
@@ -220,6 +223,14 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
 
     const text = await expectCommentsKeptAndValid()
     expect(text).toMatch(/- id: set\n\s+type: set\n\s+name: Set\n/)
+    // The flow sent from the canvas changed only its own lines: the rest is byte for byte as written.
+    for (const line of [
+      '    method: post  # callers POST a basket',
+      '        required: [items]',
+      '      firstSku: "{{start.items.0.sku}}"',
+      BEFORE.split('\n')[3]!,
+    ])
+      expect(text.split('\n')).toContain(line)
     expect(text).toMatch(/id: price[\s\S]*next: set/)
     const body = await untilRunShows((b) => b.greeting !== undefined)
     expect(body).toEqual({ greeting: 'hi A-1', source: 'canvas', total: 5 })
@@ -307,6 +318,32 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     expect(await page.locator('.react-flow__node[data-id="price"]').innerText()).toMatch(/Price$/)
     await page.locator('#tab-code').click()
     await expect.poll(() => page.locator('.cm-content').innerText()).toContain('changed elsewhere')
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it('a new flow: /edit/<projectId> starts from a Start and an End; Save creates the file, and it runs', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await page.goto(`${base}/edit/shop`)
+    await page.waitForSelector('.react-flow__node[data-id="done"]', { timeout: 20_000 })
+    await page.locator('#save').click()
+    await page.waitForURL(`${base}/edit/shop/new-flow`, { timeout: 10_000 })
+    const text = await readFile(join(project, 'flows', 'new-flow.yaml'), 'utf8')
+    expect(text).toMatch(/name: New Flow/)
+    const deadline = Date.now() + 15_000
+    let status = 0
+    while (status !== 200 && Date.now() < deadline) {
+      status = (await fetch(`${base}/api/run/shop/new-flow`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    expect(status).toBe(200)
+    // Saving the same name again is refused: the slug is taken.
+    await page.goto(`${base}/edit/shop`)
+    await page.waitForSelector('.react-flow__node[data-id="done"]', { timeout: 20_000 })
+    await page.locator('#save').click()
+    await expect.poll(() => page.locator('#notice').innerText(), { timeout: 10_000 }).toMatch(/Not created \(HTTP 409\)/)
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
