@@ -78,6 +78,8 @@ export function App({ projectId, slug, kinds, defs, file }: AppProps) {
   const graph = parsed ?? lastGraph.current
   const dirty = text !== saved.text
 
+  useEffect(() => void performance.mark('editor-rendered'), [])
+
   // The server's problems (and each node's ports), a moment after typing stops.
   useEffect(() => {
     const abort = new AbortController()
