@@ -31,10 +31,13 @@ await build({
   plugins: [
     {
       name: 'plain-markdown',
-      async resolveId(source, importer, options) {
-        if (!importer || !source.includes('markdown')) return null
-        const resolved = await this.resolve(source, importer, { ...options, skipSelf: true })
-        return resolved && MARKDOWN.test(resolved.id) ? markdownStandIn : null
+      resolveId: {
+        filter: { id: /markdown/ },
+        async handler(source, importer, options) {
+          if (!importer) return null
+          const resolved = await this.resolve(source, importer, { ...options, skipSelf: true })
+          return resolved && MARKDOWN.test(resolved.id) ? markdownStandIn : null
+        },
       },
     },
   ],

@@ -1,7 +1,9 @@
 // The one document both views edit: the flow file's text. The canvas reads the graph from it and
-// changes it through yaml's Document (setIn/addIn/deleteIn), so comments, key order and quoting of
-// everything it does not touch stay as they were; the code view edits the text itself.
+// changes it through yaml's Document (setIn/addIn/deleteIn); only the lines that change between
+// yaml's renderings before and after are merged into the text (the flows API's merge), so every
+// other line stays byte for byte as written. The code view edits the text itself.
 import { isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml'
+import { mergeEdit } from '../../src/project/flow-edit/merge-lines.js'
 
 export interface GraphNode {
   id: string
@@ -18,7 +20,7 @@ export interface Graph {
   nodes: GraphNode[]
 }
 
-/** Closest to how people write flow files: no folding of long lines, `[a, b]` without padding. */
+/** yaml's rendering closest to how people write flow files (the merge absorbs the rest). */
 const WRITE_OPTIONS = { lineWidth: 0, flowCollectionPadding: false } as const
 
 /** The graph of a flow file, or null when the text is not YAML with a node list. */
@@ -60,8 +62,10 @@ function edit(text: string, change: (doc: Document, index: (id: string) => numbe
     if (!isSeq(nodes)) return -1
     return nodes.items.findIndex((item) => isMap(item) && item.get('id') === id)
   }
+  const base = doc.toString(WRITE_OPTIONS)
   change(doc, index)
-  return doc.toString(WRITE_OPTIONS)
+  const edited = doc.toString(WRITE_OPTIONS)
+  return edited === base ? text : (mergeEdit(text, base, edited) ?? edited)
 }
 
 /** Appends a node (id, type, name first, then its settings). */

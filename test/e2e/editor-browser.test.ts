@@ -218,6 +218,12 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     // The End answers with the new node's values beside the price.
     await page.locator('.react-flow__node[data-id="done"]').click()
     await page.locator('textarea#setting-body').fill('{"greeting": "{{ set.greeting }}", "source": "{{ set.source }}", "total": "{{ price.total }}"}')
+    // The code view shows the same document, its other lines as written.
+    await page.locator('#tab-code').click()
+    await expect.poll(() => page.locator('.cm-content').innerText()).toContain('id: set')
+    const shown = await page.locator('.cm-content').innerText()
+    for (const line of ['    method: post  # callers POST a basket', '        required: [items]']) expect(shown).toContain(line)
+    await page.locator('#tab-canvas').click()
     await page.locator('#save').click()
     await expect.poll(() => page.locator('#notice').innerText(), { timeout: 10_000 }).toMatch(/^Saved/)
 
@@ -258,7 +264,7 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     const { page, errors } = await openEditor()
     await page.locator('#tab-code').click()
     // Both views show one document: the canvas's saved change is in the text.
-    expect(await page.locator('.cm-content').innerText()).toContain('id: set')
+    await expect.poll(() => page.locator('.cm-content').innerText()).toContain('id: set')
     const typeLine = page.locator('.cm-line', { hasText: /^\s*type: set$/ }).first()
     await typeLine.click()
     await page.keyboard.press('End')
