@@ -5,7 +5,20 @@ import { ReactFlowProvider } from '@xyflow/react'
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react'
 import { checkText, createFlow, saveFlow, type FlowFile, type JsonSchema, type NodeKindInfo, type Problem, type RunAnswer } from './api.js'
 import { Canvas, type RunPath } from './canvas.js'
-import { addNode, connect, disconnect, flowOf, freshId, freshName, readGraph, removeNode, setNodeKey, type Graph, type GraphNode } from './document.js'
+import {
+  addNode,
+  connect,
+  disconnect,
+  flowOf,
+  freshId,
+  freshName,
+  nodesAtLines,
+  readGraph,
+  removeNode,
+  setNodeKey,
+  type Graph,
+  type GraphNode,
+} from './document.js'
 import { Palette } from './palette.js'
 import { ReferencePicker } from './references.js'
 import { RunPanel } from './run-panel.js'
@@ -161,7 +174,14 @@ export function App({ projectId, slug, kinds, defs, file }: AppProps) {
 
   const selectedNode = graph?.nodes.find((n) => n.id === selected) ?? null
   const problems = checked.text === text ? checked.problems : []
-  const problemNodes = new Set<string>()
+  const problemNodes = useMemo(
+    () =>
+      nodesAtLines(
+        checked.text,
+        checked.problems.filter((p) => p.severity !== 'warning').map((p) => p.line),
+      ),
+    [checked],
+  )
   const errorCount = problems.filter((p) => p.severity !== 'warning').length
 
   return (

@@ -83,6 +83,7 @@ export function Canvas(props: CanvasProps) {
           sourceHandle: port,
           target,
           className: taken ? 'taken' : '',
+          ariaLabel: `edge from ${node.id} port ${port} to ${target}`,
           animated: taken,
         }
       }),

@@ -2,7 +2,7 @@
 // changes it through yaml's Document (setIn/addIn/deleteIn); only the lines that change between
 // yaml's renderings before and after are merged into the text (the flows API's merge), so every
 // other line stays byte for byte as written. The code view edits the text itself.
-import { isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml'
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml'
 import { mergeEdit } from '../../src/project/flow-edit/merge-lines.js'
 
 export interface GraphNode {
@@ -163,4 +163,22 @@ export function upstreamOf(graph: Graph, id: string): GraphNode[] {
     queue.push(...(into.get(next) ?? []))
   }
   return graph.nodes.filter((n) => seen.has(n.id))
+}
+
+/** The ids of the nodes whose lines hold one of `lines` (1-based): the canvas marks them. */
+export function nodesAtLines(text: string, lines: number[]): Set<string> {
+  const found = new Set<string>()
+  if (lines.length === 0) return found
+  const counter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter: counter })
+  const nodes = doc.get('nodes')
+  if (!isSeq(nodes)) return found
+  for (const item of nodes.items) {
+    if (!isMap(item) || !item.range) continue
+    const first = counter.linePos(item.range[0]).line
+    const last = counter.linePos(Math.max(item.range[1] - 1, item.range[0])).line
+    const id = item.get('id')
+    if (typeof id === 'string' && lines.some((line) => line >= first && line <= last)) found.add(id)
+  }
+  return found
 }

@@ -99,17 +99,27 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     return { page, errors }
   }
 
-  /** Drags from a node's port handle to another node's input handle, as a user does. */
+  /** Drags from a node's port handle to another node's input handle, as a user does, until the edge is drawn. */
   async function connect(page: Page, from: string, port: string, to: string): Promise<void> {
-    const source = page.locator(`.react-flow__node[data-id="${from}"] .react-flow__handle[data-handleid="${port}"]`)
-    const target = page.locator(`.react-flow__node[data-id="${to}"] .react-flow__handle.target`)
-    const a = (await source.boundingBox())!
-    const b = (await target.boundingBox())!
-    await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2)
-    await page.mouse.down()
-    await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2 + 20, { steps: 5 })
-    await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 5 })
-    await page.mouse.up()
+    const edge = page.locator(`.react-flow__edge[aria-label="edge from ${from} port ${port} to ${to}"]`)
+    for (let attempt = 0; attempt < 3 && (await edge.count()) === 0; attempt++) {
+      // The graph is laid out again after each change: take the handles where they are now.
+      await page.waitForTimeout(300)
+      const source = page.locator(`.react-flow__node[data-id="${from}"] .react-flow__handle[data-handleid="${port}"]`)
+      const target = page.locator(`.react-flow__node[data-id="${to}"] .react-flow__handle.target`)
+      const a = (await source.boundingBox())!
+      const b = (await target.boundingBox())!
+      await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2)
+      await page.mouse.down()
+      await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2 + 20, { steps: 5 })
+      await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 5 })
+      await page.mouse.up()
+      await expect
+        .poll(() => edge.count(), { timeout: 2_000 })
+        .toBe(1)
+        .catch(() => undefined)
+    }
+    expect(await edge.count()).toBe(1)
   }
 
   async function runQuote(): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -272,6 +282,16 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     // The server's problem, inline (underlined) and in the list, before any save.
     await page.locator('.cm-lintRange-error').first().waitFor({ timeout: 10_000 })
     await expect.poll(() => page.locator('#problems').innerText()).toContain('"setx" is not a node type')
+    // The canvas marks the node the problem is in.
+    await page.locator('#tab-canvas').click()
+    await expect.poll(() => page.locator('.react-flow__node[data-id="price"] .fc-node.problem').count()).toBe(1)
+    expect(await page.locator('.fc-node.problem').count()).toBe(1)
+    await page.locator('#tab-code').click()
+    await page
+      .locator('.cm-line', { hasText: /^\s*type: setx$/ })
+      .first()
+      .click()
+    await page.keyboard.press('End')
     await page.keyboard.press('Backspace')
     await expect.poll(() => page.locator('#problems li').count(), { timeout: 10_000 }).toBe(0)
 
