@@ -42,7 +42,7 @@ await build({
     },
   ],
   // The code view is a dynamic import: its own chunk, fetched when the view is first opened.
-  output: { dir: outDir, format: 'esm', minify: true, entryFileNames: 'editor.js', chunkFileNames: '[name].js' },
+  output: { dir: outDir, format: 'esm', minify: process.env.EDITOR_NO_MINIFY !== '1', entryFileNames: 'editor.js', chunkFileNames: '[name].js' },
 })
 
 // React Flow's stylesheet, then the editor's own.
