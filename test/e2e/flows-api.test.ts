@@ -321,6 +321,23 @@ describe('the flows API (real flowctl serve)', () => {
       expect((await call(base, 'PUT', '/api/flows/shop/edit-me', { body })).status, JSON.stringify(body)).toBe(400)
     }
     expect((await call(base, 'PUT', '/api/flows/shop/edit-me', { body: 'not json' })).status).toBe(400)
+    // Another method on a flows route: 405 with the methods it takes.
+    const patch = await call(base, 'PATCH', '/api/flows/shop/edit-me', { body: {} })
+    expect(patch.status).toBe(405)
+  })
+
+  it('two writes from one version at once: one is written, the other is a conflict', async () => {
+    const { body: current } = await call(base, 'GET', '/api/flows/shop/edit-me')
+    const write = (n: number) => {
+      const flow = structuredClone(current.flow)
+      flow.nodes[1].values.n = n
+      return call(base, 'PUT', '/api/flows/shop/edit-me', { body: { baseVersion: current.version, flow } })
+    }
+    const answers = await Promise.all([write(10), write(11)])
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409])
+    const winner = answers.find((a) => a.status === 200)!
+    expect(await readFile(file, 'utf8')).toBe(winner.body.text)
+    expect(answers.find((a) => a.status === 409)!.body.version).toBe(winner.body.version)
   })
 
   it('a file changed on disk by another editor makes the next write a conflict', async () => {

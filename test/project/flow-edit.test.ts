@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { editFlowText, flowDataOf, renderFlowText, syntaxProblems } from '../../src/project/flow-edit/edit-text.js'
 import { mergeEdit } from '../../src/project/flow-edit/merge-lines.js'
 import { applyRenames, rewriteTemplate } from '../../src/project/flow-edit/rename.js'
+import { loadProject, problemsWithText } from '../../src/project/load.js'
 import { ROOT } from '../helpers.js'
 
 type Plain = Record<string, any>
@@ -81,7 +82,17 @@ describe('editFlowText on a commented file', () => {
     })
     const diff = lineDiff(COMMENTED, inserted)
     expect(diff.removed).toEqual(['    next: { true: save, false: save }'])
-    expect(diff.added).toEqual(['    next: { true: log, false: save }', '  - id: log', '    type: set', '    values:', '      seen: true', '    next: save'])
+    // The new node is set apart by a blank line, as the nodes around it are.
+    expect(diff.added).toEqual([
+      '    next: { true: log, false: save }',
+      '  - id: log',
+      '    type: set',
+      '    values:',
+      '      seen: true',
+      '    next: save',
+      '',
+    ])
+    expect(inserted).toContain('    next: { true: log, false: save }\n\n  - id: log\n')
 
     const removed = edit('flows/order.yaml', COMMENTED, (f) => {
       f.nodes.splice(1, 1)
@@ -101,9 +112,24 @@ describe('editFlowText on a commented file', () => {
   it('changes one item of a list that is not of nodes, and inserts into it in place', () => {
     const out = edit('flows/order.yaml', COMMENTED, (f) => f.nodes[0].inputs.body.required.splice(1, 0, 'note'))
     const { removed, added } = lineDiff(COMMENTED, out)
+    // Lists unpadded and maps padded, as the file writes them.
     expect(removed).toEqual(['        required: [sku, qty]'])
-    expect(added).toHaveLength(1)
+    expect(added).toEqual(['        required: [sku, note, qty]'])
     expect(dataOf('f.yaml', out).nodes[0].inputs.body.required).toEqual(['sku', 'note', 'qty'])
+  })
+
+  it('pads nested maps and lists each as the file does', () => {
+    const out = edit('flows/order.yaml', COMMENTED, (f) => {
+      f.nodes[1].condition = {
+        any: [
+          { left: '{{start.qty}}', op: 'gt', right: 10 },
+          { left: '{{start.sku}}', op: 'in', right: ['a', 'b'] },
+        ],
+      }
+    })
+    expect(lineDiff(COMMENTED, out).added).toEqual([
+      '    condition: { any: [{ left: "{{start.qty}}", op: gt, right: 10 }, { left: "{{start.sku}}", op: in, right: [a, b] }] }',
+    ])
   })
 
   it('changes nothing when the flow sent is the file’s own', () => {
@@ -127,6 +153,7 @@ describe('editFlowText on other layouts', () => {
       // The comment stays in its column.
       '  - { id: start, type: start, name: Start, method: get, next: mid }     # entry',
       '  - { id: mid, type: set, values: { a: 1 }, next: done }',
+      '',
     ])
   })
 
@@ -200,6 +227,16 @@ describe('mergeEdit', () => {
   })
 })
 
+describe('edits too large to diff', () => {
+  it('mergeEdit gives up past its bound, and editFlowText still writes the flow sent', () => {
+    const lines = (prefix: string) => Array.from({ length: 2500 }, (_, i) => `${prefix}${i}: ${i}`).join('\n') + '\n'
+    expect(mergeEdit(lines('a'), lines('a'), lines('b'))).toBeNull()
+    const text = `name: Big\nvalues:\n${lines('  a')}`
+    const flow = dataOf('big.yaml', `name: Big\nvalues:\n${lines('  b')}`)
+    expect(flowDataOf('big.yaml', editFlowText('big.yaml', text, flow))).toEqual(flow)
+  })
+})
+
 describe('renaming a node', () => {
   const before = dataOf('f.yaml', COMMENTED)
 
@@ -229,6 +266,14 @@ describe('renaming a node', () => {
     expect(flow.nodes[1].next).toEqual({ true: 'keep', false: 'keep' })
   })
 
+  it('a node with a name keeps its reference name: only the edges follow its new id', () => {
+    const after = structuredClone(before)
+    after.nodes[1].id = 'branch'
+    const flow = applyRenames(before, after, []).flow as Plain
+    expect(flow.nodes[0].next).toBe('branch')
+    expect(flow.nodes[1].condition).toEqual(before.nodes[1].condition)
+  })
+
   it('refuses an explicit rename of a node that is not there', () => {
     expect(() => applyRenames(before, structuredClone(before), [{ from: 'nope', to: 'x' }])).toThrow(/no node "nope"/)
   })
@@ -251,5 +296,19 @@ describe('renaming a node', () => {
     ['{{ broken', '{{ broken'],
   ])('rewriteTemplate(%j)', (text, expected) => {
     expect(rewriteTemplate(text, new Map([['save', 'store']]))).toBe(expected)
+  })
+})
+
+describe('problemsWithText', () => {
+  it('reports one file as validate would with that text: its own problems and those across files, nothing written', async () => {
+    const project = await loadProject(join(ROOT, 'fixtures', 'example'))
+    const clash = 'name: Create Order\nnodes:\n  - { id: start, type: start, method: get, operationId: clash, next: done }\n  - { id: done, type: end }\n'
+    expect(await problemsWithText(project, 'flows/new-one.yaml', clash)).toEqual([
+      expect.objectContaining({ file: 'flows/new-one.yaml', line: 1, column: 7, severity: 'error', message: expect.stringContaining('used by both') }),
+    ])
+    expect(await problemsWithText(project, 'flows/new-one.yaml', clash.replace('Create Order', 'New One'))).toEqual([])
+    expect(await problemsWithText(project, 'flows/new-one.yaml', 'name: [oops\n')).toEqual([
+      expect.objectContaining({ line: 1, message: expect.stringContaining('YAML syntax error') }),
+    ])
   })
 })

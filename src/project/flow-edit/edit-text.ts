@@ -36,7 +36,7 @@ export function editFlowText(file: string, written: string, flow: unknown, optio
   if (doc.errors.length > 0 || (json && syntaxProblems(file, written).length > 0)) return renderFlowText(file, flow)
   const layout = json ? null : layoutOf(written)
   const indent = json ? jsonIndentOf(written) : ''
-  const render = () => (layout ? doc.toString(layout) : `${JSON.stringify(doc.toJS(), null, indent)}\n`)
+  const render = () => (layout ? renderYaml(doc, layout) : `${JSON.stringify(doc.toJS(), null, indent)}\n`)
   const base = render()
   patchDocument(doc, flow, { previousIds: options.previousIds })
   const edited = render()
@@ -52,18 +52,62 @@ export function renderFlowText(file: string, flow: unknown): string {
   return new Document(flow).toString({ lineWidth: 0 })
 }
 
+interface Layout {
+  options: ToStringOptions
+  /** Whether the file writes `{ a: 1 }` (else `{a: 1}`), and `[ a ]` (else `[a]`). */
+  padded: { map: boolean; seq: boolean }
+}
+
 /** yaml's rendering options closest to how the file is written (the merge absorbs the rest). */
-function layoutOf(text: string): ToStringOptions {
-  const padded = text.match(/(?<![{$])\{ (?!\{)/g)?.length ?? 0
-  const tight = text.match(/(?<![{$])\{[^\s{}]/g)?.length ?? 0
+function layoutOf(text: string): Layout {
+  const count = (pattern: RegExp) => text.match(pattern)?.length ?? 0
   return {
-    lineWidth: 0,
-    minContentWidth: 0,
-    indent: indentOf(text),
-    // `key:` followed by `- item` at the key's own indentation.
-    indentSeq: !/^( *)[^\s#-][^\n]*:[ \t]*(#[^\n]*)?\r?\n\1- /m.test(text),
-    flowCollectionPadding: padded >= tight,
+    options: {
+      lineWidth: 0,
+      minContentWidth: 0,
+      indent: indentOf(text),
+      // `key:` followed by `- item` at the key's own indentation.
+      indentSeq: !/^( *)[^\s#-][^\n]*:[ \t]*(#[^\n]*)?\r?\n\1- /m.test(text),
+    },
+    // `{{` and `${` open templates, not maps.
+    padded: {
+      map: count(/(?<![{$])\{ (?!\{)/g) >= count(/(?<![{$])\{[^\s{}]/g),
+      seq: count(/\[ /g) >= count(/\[[^\s\]]/g),
+    },
   }
+}
+
+/**
+ * yaml pads maps and lists alike (`flowCollectionPadding`); a file that pads one and not the other
+ * is rendered both ways and each padding space kept where the file's style for its bracket wants it.
+ */
+function renderYaml(doc: Document, layout: Layout): string {
+  const { map, seq } = layout.padded
+  if (map === seq) return doc.toString({ ...layout.options, flowCollectionPadding: map })
+  const padded = doc.toString({ ...layout.options, flowCollectionPadding: true }).split('\n')
+  const tight = doc.toString({ ...layout.options, flowCollectionPadding: false }).split('\n')
+  if (padded.length !== tight.length) return padded.join('\n')
+  return padded.map((line, i) => mixPadding(line, tight[i]!, layout.padded)).join('\n')
+}
+
+/** `padded` without the padding spaces `tight` lacks where the bracket's style says no padding. */
+function mixPadding(padded: string, tight: string, want: { map: boolean; seq: boolean }): string {
+  let out = ''
+  let j = 0
+  for (let i = 0; i < padded.length; i++) {
+    const c = padded[i]!
+    if (c === tight[j]) {
+      out += c
+      j++
+    } else if (c === ' ') {
+      // A padding space follows an opening bracket or precedes a closing one.
+      const seq = padded[i - 1] === '[' || padded[i + 1] === ']'
+      if (want[seq ? 'seq' : 'map']) out += c
+    } else {
+      return padded
+    }
+  }
+  return j === tight.length ? out : padded
 }
 
 /** The smallest step by which a line is indented more than the line before it (2 when none). */

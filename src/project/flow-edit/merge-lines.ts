@@ -10,7 +10,7 @@ import { diffArrays } from 'diff'
  * Line diffs give up past this many differing lines (the merge then returns null and the caller
  * writes yaml's rendering): a diff costs O(lines × differences), and no request may stall the server.
  */
-const MAX_EDIT_LENGTH = 2000
+const MAX_EDIT_LENGTH = 300
 
 /**
  * `written` with the change from `base` to `edited` applied. `base` and `edited` are renderings

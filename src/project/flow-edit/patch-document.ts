@@ -81,7 +81,11 @@ class Patcher {
         previous = [...byId.values()].find((node) => isMap(node) && node.get('type') === (item as Plain).type)
         if (previous !== undefined) byId.delete(idOf(previous))
       }
-      return previous === undefined ? this.replace(undefined, item, old[0]) : this.patch(previous, item)
+      if (previous !== undefined) return this.patch(previous, item)
+      const created = this.replace(undefined, item, old[0])
+      // Nodes separated by blank lines: a new one too.
+      created.spaceBefore = old.slice(1).filter((node) => isNode(node) && node.spaceBefore).length * 2 > old.length - 1 || undefined
+      return created
     })
   }
 
