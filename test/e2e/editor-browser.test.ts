@@ -373,4 +373,25 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
+
+  it('renaming a node in its form: the save rewrites the references to it, and the flow answers as before', async () => {
+    const { page, errors } = await openEditor()
+    await page.locator('.react-flow__node[data-id="price"]').click()
+    await page.locator('#setting-name').fill('Pricing')
+    // Until the save, the references name a node that no longer exists: the check says so.
+    await expect.poll(() => page.locator('#problems').innerText(), { timeout: 10_000 }).toMatch(/price/)
+    await page.locator('#save').click()
+    await expect.poll(() => page.locator('#notice').innerText(), { timeout: 10_000 }).toMatch(/^Saved\.$/)
+    const text = await expectCommentsKeptAndValid()
+    expect(text).toContain('name: Pricing')
+    expect(text).toContain('{{ pricing.firstSku }}')
+    expect(text).not.toMatch(/\{\{\s*price[.}\s]/)
+    const body = await untilRunShows(() => true)
+    expect(body).toMatchObject({ greeting: 'hi A-1', source: 'canvas', total: 5 })
+    // The editor shows the text as saved: the code view has the rewritten references.
+    await page.locator('#tab-code').click()
+    await expect.poll(() => page.locator('.cm-content').innerText()).toContain('{{ pricing.total }}')
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
 })
