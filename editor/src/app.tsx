@@ -107,8 +107,10 @@ export function App({ projectId, slug, kinds, defs, file }: AppProps) {
     }
   }, [text, projectId, slug])
 
+  /** The kind's ports for the node's settings, and any port its `next` names beside them (a typo, an unknown kind): every edge written is drawn. */
   function portsOf(node: GraphNode): string[] {
-    return checked.ports[node.id] ?? kindsByType.get(node.type)?.ports ?? ['out']
+    const known = checked.ports[node.id] ?? kindsByType.get(node.type)?.ports ?? []
+    return [...new Set([...known, ...Object.keys(node.next)])]
   }
 
   function editCanvas(change: (text: string) => string) {
