@@ -73,7 +73,7 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     const { chromium } = await import('playwright-core')
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--host-resolver-rules=MAP remote.test 127.0.0.1'],
     })
   }, 60_000)
 
@@ -393,5 +393,34 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     await expect.poll(() => page.locator('.cm-content').innerText()).toContain('{{ pricing.total }}')
     expect(errors).toEqual([])
     await page.close()
+  }, 60_000)
+
+  it('from another host name: an editor signed in with the form edits through the cookie; a viewer is refused', async () => {
+    const remoteBase = `http://remote.test:${port}`
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } })
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    const signIn = async (token: string) => {
+      await page.goto(`${remoteBase}/sign-in`)
+      await page.locator('#token').fill(token)
+      await page.locator('form button[type=submit]').click()
+      await page.waitForURL(`${remoteBase}/`)
+    }
+    await signIn(viewerToken)
+    expect((await page.goto(`${remoteBase}/edit/shop/quote`))?.status()).toBe(403)
+    expect(await page.locator('main').innerText()).toContain('editor or owner role')
+    await signIn(editorToken)
+    await page.goto(`${remoteBase}/edit/shop/quote`)
+    // The page's reads (kinds, the flow file) and the check go with the sign-in cookie.
+    await page.waitForSelector('.react-flow__node[data-id="price"]', { timeout: 20_000 })
+    expect(await page.locator('.palette button[data-kind]').count()).toBeGreaterThan(5)
+    await page.locator('.react-flow__node[data-id="price"]').click()
+    await page.locator('#setting-description').fill('Priced remotely')
+    await page.locator('#save').click()
+    await expect.poll(() => page.locator('#notice').innerText(), { timeout: 10_000 }).toMatch(/^Saved/)
+    expect(await readFile(quoteFile(), 'utf8')).toContain('description: Priced remotely')
+    expect(errors).toEqual([])
+    await context.close()
   }, 60_000)
 })
