@@ -71,6 +71,17 @@ export interface StartInputs {
   body?: JsonSchema
 }
 
+declare const PARSED: unique symbol
+
+/**
+ * A node's settings as its kind typed them (opaque outside the kind). The brand keeps the settings
+ * as written (`FlowNode.settings`, a plain object) from being handed to a kind's `ports`, `calledFlow`
+ * or `openapi`: those take this, from `node.parsed` or from `kind.parseSettings(...)`.
+ */
+export interface ParsedSettings {
+  readonly [PARSED]: true
+}
+
 export interface FlowNode {
   id: string
   type: string
@@ -80,7 +91,7 @@ export interface FlowNode {
   /** Every setting of the node except id, type, name and next, as written. */
   settings: Record<string, unknown>
   /** The same settings typed by the node's kind (its `parseSettings`, with defaults), parsed once at load. */
-  parsed: unknown
+  parsed: ParsedSettings
   /** Port name -> target node id. One-port nodes use the port `out`. */
   next: Record<string, string>
   pos: Position

@@ -12,5 +12,6 @@ export type NodeKindDefinition<S> = Omit<NodeKind<S>, 'execute'> & {
 /** The kind the registry holds: `execute` is handed the settings the loader parsed (`node.parsed`). */
 export function defineNodeKind<S>(definition: NodeKindDefinition<S>): NodeKind<S> {
   const { execute } = definition
-  return { ...definition, execute: (context) => execute(context, context.node.parsed as S) }
+  // The loader set `parsed` from this kind's own parseSettings: it is this kind's S.
+  return { ...definition, execute: (context) => execute(context, context.node.parsed as unknown as S) }
 }

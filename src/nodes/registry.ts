@@ -13,10 +13,12 @@ import { setNode } from './set.js'
 import { startNode } from './start/kind.js'
 import { switchNode } from './switch.js'
 import type { NodeKind } from './types.js'
+import type { ParsedSettings } from '../model/project.js'
 import { updateNode } from './update.js'
 import { waitNode } from './wait.js'
 
-const builtinKinds: NodeKind[] = [
+// Each kind has its own settings type; the registry holds them as opaque ParsedSettings.
+const builtinKinds: NodeKind<any>[] = [
   startNode,
   endNode,
   ifNode,
@@ -49,6 +51,14 @@ export function getNodeKind(type: string): NodeKind | undefined {
   return registered.get(type)
 }
 
+/** What a node of a type no kind has holds: nothing reads it, since its flow has a load error. */
+const NO_KIND_SETTINGS = Object.freeze({}) as unknown as ParsedSettings
+
+/** A node's typed settings, by its kind (`FlowNode.parsed`); the loader's one call per node. */
+export function parseNodeSettings(kind: NodeKind | undefined, settings: Record<string, unknown>): ParsedSettings {
+  return kind ? kind.parseSettings(settings) : NO_KIND_SETTINGS
+}
+
 /**
  * Adds a node kind: the one line a new kind needs (below, for built-in kinds). Flows loaded after this
  * may use it. Its settings schema is compiled on first use (only built-in kinds are precompiled).
@@ -59,7 +69,7 @@ export function registerNodeKind<S>(kind: NodeKind<S>): NodeKind<S> {
   if (registered.has(kind.type)) throw new Error(`node kind "${kind.type}" is already registered`)
   if (kind.terminates && kind.ports(kind.parseSettings({})).length > 0) throw new Error(`node kind "${kind.type}" terminates the run, so it can have no ports`)
   const complete = withCommonSettings(kind)
-  registered.set(kind.type, complete as NodeKind)
+  registered.set(kind.type, complete as unknown as NodeKind)
   return complete
 }
 

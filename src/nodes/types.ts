@@ -2,7 +2,7 @@
 // beside `execute`. Adding a kind is adding a file in src/nodes/ (written with `defineNodeKind`,
 // define.ts) and a line in registry.ts (see src/nodes/README.md).
 // The loader, the engine and the OpenAPI generator ask the kind; none of them tests a node's type.
-import type { CorsSettings, FlowNode, JsonSchema, Project, StartSettings } from '../model/project.js'
+import type { CorsSettings, FlowNode, JsonSchema, ParsedSettings, Project, StartSettings } from '../model/project.js'
 import type { ResolvedPart } from '../language/resolve.js'
 import type { NodeFetch, RunSleep } from '../model/run.js'
 import type { DocumentsPort } from '../model/store.js'
@@ -79,7 +79,7 @@ export interface NodeResult {
  * loader keeps them on the node (`FlowNode.parsed`); `ports`, `calledFlow`, `entry` and `openapi` get
  * them, and `execute` reads them from the node, so nothing parses a setting per run.
  */
-export interface NodeKind<S = unknown> {
+export interface NodeKind<S = ParsedSettings> {
   type: string
   description: string
   /** JSON Schema of the node's own settings (everything but id, type, name, next); used by the

@@ -1,5 +1,5 @@
 // Builds Flow and Project objects by hand (as the loader would) for engine and node tests.
-import { getNodeKind } from '../../src/nodes/registry.js'
+import { getNodeKind, parseNodeSettings } from '../../src/nodes/registry.js'
 import { startNode as startKind } from '../../src/nodes/start/kind.js'
 import { referenceName, slugify } from '../../src/project/slug.js'
 import { DEFAULT_LIMITS, type Flow, type FlowNode, type HistoryKeep, type Project, type ProjectLimits } from '../../src/model/project.js'
@@ -21,7 +21,7 @@ export function buildNode(spec: NodeSpec): FlowNode {
     refName: referenceName(name),
     settings,
     // Typed by the node's kind, as the loader does.
-    parsed: getNodeKind(type)?.parseSettings(settings),
+    parsed: parseNodeSettings(getNodeKind(type), settings),
     next: next === undefined ? {} : typeof next === 'string' ? { out: next } : next,
     pos: { line: 1, column: 1 },
   }
