@@ -11,7 +11,7 @@ import { canonicalIso, newDocumentId, parseOutboxId } from './ids.js'
 import { migratePostgres } from './migrations/postgres.js'
 import { describeServer, hideNames, isConnectionError, namesInUrl, unavailableError } from './postgres-errors.js'
 import { PG_SQL, TRIM_PLANNER_SETTINGS, listRunsQuery, pgDocumentRows, pgRunValues, pushDocumentColumns, type PgDocumentRow } from './postgres-sql.js'
-import { toOutboxMessages, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './rows.js'
+import { RUN_VALUE_COUNT, toOutboxMessages, toRunRecord, type OutboxRow, type RunRow, type StoredRunRow } from './rows.js'
 import {
   deletePostgresDocuments,
   findPostgresDocuments,
@@ -395,12 +395,12 @@ class PostgresStore implements Store {
   }
 }
 
-/** The 21 parallel arrays of PG_SQL.insertBatch: 16 run columns, then 5 document columns. */
+/** The parallel arrays of PG_SQL.insertBatch: the run columns (RUN_VALUE_COUNT), then 5 document columns. */
 function batchValues(items: PgWrite[]): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 21 }, () => [])
+  const columns: unknown[][] = Array.from({ length: RUN_VALUE_COUNT + 5 }, () => [])
   for (const item of items) {
     if (item.kind === 'run') item.values.forEach((value, i) => columns[i]!.push(value))
-    if (item.documents) pushDocumentColumns(columns, 16, item.documents)
+    if (item.documents) pushDocumentColumns(columns, RUN_VALUE_COUNT, item.documents)
   }
   return columns
 }

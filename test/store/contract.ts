@@ -26,6 +26,7 @@ export function makeRun(projectId: string, overrides: Partial<RunRecord> = {}): 
     error: null,
     scheduledFor: null,
     replayOf: null,
+    resumedFrom: null,
     ...overrides,
   }
 }
