@@ -101,6 +101,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect((await store.getRun(projectId, first.id))?.replayOf).toBeNull()
       })
 
+      it('keeps resumedFrom of a retry from the failed step, in getRun and in lists (SPEC §22)', async () => {
+        const projectId = freshProject()
+        const failed = makeRun(projectId, { status: 'error', httpStatus: 500, failedNodeId: 'check', error: 'boom' })
+        const retry = makeRun(projectId, { replayOf: failed.id, resumedFrom: 'check' })
+        const trace = {
+          runId: retry.id,
+          durationMs: 2,
+          steps: [{ nodeId: 'fetch', type: 'http', name: 'Fetch', port: 'out', durationMs: 1, output: { status: 200 }, reused: true }],
+          cut: false,
+        }
+        await store.recordRun(failed, 100)
+        await store.recordRun(retry, 100, { input: '{"path":{},"query":{},"headers":{}}', trace: JSON.stringify(trace) })
+        expect(await store.getRun(projectId, retry.id)).toMatchObject({ replayOf: failed.id, resumedFrom: 'check', trace })
+        expect((await store.listRuns({ projectId }))[0]).toStrictEqual(retry)
+        expect((await store.getRun(projectId, failed.id))?.resumedFrom).toBeNull()
+      })
+
       it('lists the replays of a run (the run page links to them, SPEC §21)', async () => {
         const projectId = freshProject()
         const first = makeRun(projectId)
