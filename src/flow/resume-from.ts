@@ -18,19 +18,16 @@ const MASK = '***'
  */
 export function resumePointOf(run: StoredRun, flow: Flow): ResumePoint {
   const failedNodeId = failedNodeOf(run)
-  const refuse = (why: string) => new FlowctlError('REPLAY_UNAVAILABLE', `run ${run.id} cannot be retried from node "${failedNodeId}": ${why}`)
-  if (!run.trace) {
-    throw refuse('it kept no trace (history.keep in flowctl.yaml), so the outputs of its steps are not known; replay it whole instead')
-  }
-  if (!flow.nodesById.has(failedNodeId)) throw refuse(`flow ${flow.slug} no longer has that node; replay the run whole instead`)
-  const steps = completedSteps(run.trace.steps)
-  checkPath(steps, flow, failedNodeId, refuse)
-  for (const step of steps) {
-    if (step.nodeId === flow.start!.node.id) continue
-    const unusable = unusableOutput(step, run.trace.cut)
-    if (unusable) throw refuse(`the stored output of step "${step.nodeId}" ${unusable}, so it cannot be reused; replay the run whole instead`)
-  }
-  return { nodeId: failedNodeId, steps: steps.filter((step) => step.nodeId !== flow.start!.node.id), ports: run.ports }
+  const point = resumeOrWhy(run, flow, failedNodeId)
+  if (typeof point === 'string') throw new FlowctlError('REPLAY_UNAVAILABLE', `run ${run.id} cannot be retried from node "${failedNodeId}": ${point}`)
+  return point
+}
+
+/** Why a failed run cannot be retried from its failed node (the run page says it beside the Replay button), or null when it can. */
+export function whyNotResumable(run: StoredRun, flow: Flow): string | null {
+  if (run.status !== 'error' || !run.failedNodeId) return 'the run did not fail at a node'
+  const point = resumeOrWhy(run, flow, run.failedNodeId)
+  return typeof point === 'string' ? point : null
 }
 
 /** The failed node of a run that failed at a node; refuses any other run. */
@@ -45,6 +42,21 @@ function failedNodeOf(run: StoredRun): string {
   return run.failedNodeId
 }
 
+/** The resume point, or why there is none (a sentence that ends with what to do instead). */
+function resumeOrWhy(run: StoredRun, flow: Flow, failedNodeId: string): ResumePoint | string {
+  if (!run.trace) return 'it kept no trace (history.keep in flowctl.yaml), so the outputs of its steps are not known; replay it whole instead'
+  if (!flow.nodesById.has(failedNodeId)) return `flow ${flow.slug} no longer has that node; replay the run whole instead`
+  const startId = flow.start!.node.id
+  const steps = completedSteps(run.trace.steps)
+  const changed = pathChange(steps, flow, failedNodeId)
+  if (changed) return `${changed}; replay the run whole instead`
+  for (const step of steps) {
+    const unusable = step.nodeId === startId ? null : unusableOutput(step, run.trace.cut)
+    if (unusable) return `the stored output of step "${step.nodeId}" ${unusable}, so it cannot be reused; replay the run whole instead`
+  }
+  return { nodeId: failedNodeId, steps: steps.filter((step) => step.nodeId !== startId), ports: run.ports }
+}
+
 /**
  * The steps that completed (took a port), in order: the failed attempts of a node with retry and the
  * failed node's own step took none. A failed run ends at its failed node, so all of them came before it.
@@ -56,31 +68,24 @@ function completedSteps(steps: readonly StoredTraceStep[]): StoredTraceStep[] {
 /**
  * The stored steps must be a path of the current version: from its Start, each step's node with the
  * same kind, its port leading to the next step's node, and the last one's to the failed node. So a
- * changed node after the failure, or a changed setting before it, is fine; a changed way there is not.
+ * changed node after the failure, or a changed setting before it, is fine; a changed way there is
+ * not. Returns what changed, or null.
  */
-function checkPath(steps: readonly StoredTraceStep[], flow: Flow, failedNodeId: string, refuse: (why: string) => FlowctlError): void {
+function pathChange(steps: readonly StoredTraceStep[], flow: Flow, failedNodeId: string): string | null {
   let expected = flow.start!.node.id
   let from = 'the start'
   for (const step of steps) {
     if (step.nodeId !== expected) {
-      throw refuse(
-        `the flow changed before it: the run went from ${from} to node "${step.nodeId}", the current version goes to "${expected}"; replay the run whole instead`,
-      )
+      return `the flow changed before it: the run went from ${from} to node "${step.nodeId}", the current version goes to "${expected}"`
     }
     const node = flow.nodesById.get(step.nodeId)!
-    if (node.type !== step.type) {
-      throw refuse(`node "${node.id}" is now a ${node.type} node, not the ${step.type} node whose output was stored; replay the run whole instead`)
-    }
+    if (node.type !== step.type) return `node "${node.id}" is now a ${node.type} node, not the ${step.type} node whose output was stored`
     const next = node.next[step.port!]
-    if (next === undefined) {
-      throw refuse(`the flow changed before it: port "${step.port}" of node "${node.id}" leads nowhere in the current version; replay the run whole instead`)
-    }
+    if (next === undefined) return `the flow changed before it: port "${step.port}" of node "${node.id}" leads nowhere in the current version`
     expected = next
     from = `node "${node.id}" (port ${step.port})`
   }
-  if (expected !== failedNodeId) {
-    throw refuse(`the flow changed before it: ${from} now leads to node "${expected}"; replay the run whole instead`)
-  }
+  return expected === failedNodeId ? null : `the flow changed before it: ${from} now leads to node "${expected}"`
 }
 
 /** Why a stored output is not the output the node gave (null when it is). */

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs } from '../helpers.js'
+import { TEST_ENV } from './flows.js'
 import { jsonPost, startTestServer, type TestServer } from './setup.js'
 
 let server: TestServer
@@ -35,9 +36,18 @@ nodes:
   - { id: done, type: end, name: Done, status: 201, body: { id: "{{save.insertedId}}", fetched: "{{fetch.body.n}}" } }
 `
 
+/** A flow whose step before the failure keeps a secret: its stored output has `***`, so it cannot be reused. */
+const SECRETIVE = `name: Secretive
+nodes:
+  - { id: start, type: start, name: Start, next: sign }
+  - { id: sign, type: set, name: Sign, values: { auth: "Bearer \${secrets.API_KEY}" }, next: check }
+  - { id: check, type: http, name: Check, method: get, url: "http://127.0.0.1:1/x", next: done }
+  - { id: done, type: end, name: Done }
+`
+
 beforeAll(async () => {
   await startUpstream()
-  server = await startTestServer({ flows: { 'retryable.yaml': retryFlow(upstreamUrl) } })
+  server = await startTestServer({ flows: { 'retryable.yaml': retryFlow(upstreamUrl), 'secretive.yaml': SECRETIVE }, env: TEST_ENV })
 })
 
 afterAll(async () => {
@@ -106,6 +116,22 @@ describe('the run page: "Retry from failed node"', () => {
     const okPage = await (await server.request(`/runs/shop/${again.headers.get('x-run-id')}`)).text()
     expect(okPage).toContain('id="replay"')
     expect(okPage).not.toContain('retry-failed')
+  })
+
+  it('a failed run whose earlier step cannot be reused says why instead of showing the button; the API refuses it (409)', async () => {
+    const failed = await server.request('/api/run/shop/secretive', jsonPost({}))
+    expect(failed.status).toBe(500)
+    const runId = failed.headers.get('x-run-id')!
+    const page = await (await server.request(`/runs/shop/${runId}`)).text()
+    expect(page).not.toContain('id="retry-failed"')
+    expect(page).toContain(
+      'id="retry-unavailable">Retry from the failed node is not possible: the stored output of step &quot;sign&quot; has a secret masked as ***',
+    )
+    const refused = await server.request(`/api/replay/shop/${runId}?from=failed`, { method: 'POST' })
+    expect(refused.status).toBe(409)
+    expect(((await refused.json()) as { errors: string[] }).errors[0]).toBe(
+      `run ${runId} cannot be retried from node "check": the stored output of step "sign" has a secret masked as ***, so it cannot be reused; replay the run whole instead`,
+    )
   })
 
   it('the button retries (303 to the new run), whose page says what it resumed from and which steps it reused', async () => {

@@ -4,8 +4,7 @@
 import type { Flow, Project } from '../../model/project.js'
 import type { RunRecord, StoredRun, StoredTraceStep } from '../../model/store.js'
 import { failedHttpOf } from '../../flow/failed-http.js'
-import { isReplayRefusal } from '../../flow/replay.js'
-import { resumePointOf } from '../../flow/resume-from.js'
+import { whyNotResumable } from '../../flow/resume-from.js'
 import { html, type SafeHtml } from '../html.js'
 import { renderFlowGraph, runPathOf } from './graph-svg.js'
 import { pageResponse, statusBadge, timeTag } from './layout.js'
@@ -72,12 +71,8 @@ ${retryForm(run, data.flow, action)}`
 /** The "Retry from failed node" button: a failed run with a stored trace whose steps can be reused (resume-from.ts). */
 function retryForm(run: StoredRun, flow: Flow, action: string): SafeHtml | string {
   if (run.status !== 'error' || !run.trace || !run.failedNodeId) return ''
-  try {
-    resumePointOf(run, flow)
-  } catch (error) {
-    if (!isReplayRefusal(error)) throw error
-    return html`<p class="muted" id="retry-unavailable">Retry from the failed node is not possible: ${error.message}.</p>`
-  }
+  const why = whyNotResumable(run, flow)
+  if (why) return html`<p class="muted" id="retry-unavailable">Retry from the failed node is not possible: ${why}.</p>`
   return html`<form method="post" action="${action}?from=failed"><button type="submit" id="retry-failed">Retry from failed node</button></form>
 <p class="meta">Reuses the stored outputs of the steps before node <code>${run.failedNodeId}</code> (no http call or insert is repeated) and runs the flow's current version from it.</p>`
 }
