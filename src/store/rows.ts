@@ -69,7 +69,7 @@ export function runValues(run: RunRecord, details: RunDetailsText | undefined): 
     run.error,
     run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
     run.replayOf,
-    run.resumedFrom,
+    run.resumedFrom ?? null,
     details?.input ?? null,
     details?.trace ?? null,
   ]
