@@ -14,7 +14,7 @@ import type { RunOutcome } from '../../src/model/run.js'
 import type { Project } from '../../src/model/project.js'
 import type { Store } from '../../src/model/store.js'
 import { loadProject } from '../../src/project/load.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { cleanupTempDirs, makeTempDir } from '../helpers.js'
 
 /** Counts the requests per path. `/count/<key>` answers `{ n }`; `/flip/<key>` answers 500 the first time, then 200. */
@@ -85,14 +85,14 @@ function retry(project: Project, runId: string): Promise<Replay> {
 
 /** The refusal `retry` throws: its code and message. */
 async function refusal(project: Project, runId: string): Promise<{ code: string; message: string }> {
-  const before = (await store.listRuns({ projectId: 'shop', limit: 1000 })).length
+  const before = (await store.history.listRuns({ projectId: 'shop', limit: 1000 })).length
   const error = (await retry(project, runId).then(
     () => null,
     (e: unknown) => e,
   )) as { code: string; message: string } | null
   expect(error, 'a refusal').not.toBeNull()
   // Nothing ran: no new record.
-  expect(await store.listRuns({ projectId: 'shop', limit: 1000 })).toHaveLength(before)
+  expect(await store.history.listRuns({ projectId: 'shop', limit: 1000 })).toHaveLength(before)
   return { code: error!.code, message: error!.message }
 }
 
@@ -123,16 +123,16 @@ describe('retry from the failed step', () => {
     // The step before the failure ran once in total; the failed node ran again and now passed.
     expect(upstream.hits.get('/count/a')).toBe(1)
     expect(upstream.hits.get('/flip/a')).toBe(2)
-    const originalId = (await store.getRun('shop', failed.runId))!.trace!.steps.find((s) => s.nodeId === 'save')!.output as { insertedId: string }
+    const originalId = (await store.history.getRun('shop', failed.runId))!.trace!.steps.find((s) => s.nodeId === 'save')!.output as { insertedId: string }
     expect(outcome.status).toBe(201)
     expect(outcome.body).toEqual({ id: originalId.insertedId, fetched: 1, checked: 2 })
     // One document: the failed run's, committed with its record; the retry inserted nothing.
-    const listed = await store.listCollections('shop')
+    const listed = await store.documents.listCollections('shop')
     expect(listed).toEqual([{ collection: 'orders', count: 1 }])
-    expect(await store.getDocument('shop', 'orders', originalId.insertedId)).toMatchObject({ sku: 'A-1', n: 1 })
+    expect(await store.documents.get('shop', 'orders', originalId.insertedId)).toMatchObject({ sku: 'A-1', n: 1 })
 
     expect(outcome.record).toMatchObject({ replayOf: failed.runId, resumedFrom: 'check', status: 'success', httpStatus: 201 })
-    const stored = (await store.getRun('shop', outcome.runId))!
+    const stored = (await store.history.getRun('shop', outcome.runId))!
     expect(stored).toMatchObject({ replayOf: failed.runId, resumedFrom: 'check' })
     expect(stored.trace!.steps.map((s) => [s.nodeId, s.reused ?? false])).toEqual([
       ['start', false],
@@ -141,7 +141,7 @@ describe('retry from the failed step', () => {
       ['check', false],
       ['done', false],
     ])
-    expect((await store.listRuns({ projectId: 'shop', limit: 5 }))[0]).toMatchObject({ id: outcome.runId, resumedFrom: 'check' })
+    expect((await store.history.listRuns({ projectId: 'shop', limit: 5 }))[0]).toMatchObject({ id: outcome.runId, resumedFrom: 'check' })
   })
 
   it("executes from the failed node with the flow's current version (the fixed flow)", async () => {
@@ -166,7 +166,7 @@ describe('retry from the failed step', () => {
     const last = (await retry(fixed, again.runId)).outcome
     expect(last).toMatchObject({ kind: 'response', status: 201, record: { replayOf: again.runId, resumedFrom: 'check' } })
     expect(upstream.hits.get('/count/c')).toBe(1)
-    expect(await store.listCollections('shop')).toEqual([{ collection: 'orders', count: 1 }])
+    expect(await store.documents.listCollections('shop')).toEqual([{ collection: 'orders', count: 1 }])
   })
 
   it('reuses a branch taken, an error branch, a retried step, and call and each steps whole; ports carry over', async () => {
@@ -243,7 +243,7 @@ describe('retry from the failed step: refusals (409 REPLAY_UNAVAILABLE, nothing 
     expect(await refusal(project, failed.runId)).toEqual({ code: 'REPLAY_UNAVAILABLE', message: expect.stringContaining('kept no input') })
 
     const record = { ...failed.record, id: `${failed.runId}x` }
-    await store.recordRun(record, 100, { input: '{"body":{},"path":{},"query":{},"headers":{}}', trace: null })
+    await store.history.recordRun(record, 100, { input: '{"body":{},"path":{},"query":{},"headers":{}}', trace: null })
     expect(await refusal(project, record.id)).toEqual({ code: 'REPLAY_UNAVAILABLE', message: expect.stringContaining('kept no trace') })
   })
 
@@ -262,7 +262,7 @@ nodes:
       { settings: 'limits: { traceBytes: 1024 }\n' },
     )
     const failed = await runOnce(project, 'big')
-    expect((await store.getRun('shop', failed.runId))!.trace!.cut).toBe(true)
+    expect((await store.history.getRun('shop', failed.runId))!.trace!.cut).toBe(true)
     const refused = await refusal(project, failed.runId)
     expect(refused.message).toContain('the stored output of step "fill" was cut at limits.traceBytes')
   })
@@ -281,7 +281,7 @@ nodes:
       { env: 'API_KEY=very-secret-key-123\n' },
     )
     const failed = await runOnce(project, 'secretive')
-    expect(JSON.stringify((await store.getRun('shop', failed.runId))!.trace)).not.toContain('very-secret-key-123')
+    expect(JSON.stringify((await store.history.getRun('shop', failed.runId))!.trace)).not.toContain('very-secret-key-123')
     expect((await refusal(project, failed.runId)).message).toContain('the stored output of step "sign" has a secret masked as ***')
   })
 

@@ -1,7 +1,7 @@
 // Every SQL statement of the SQLite store, prepared once per connection. listRuns has a few
 // shapes (with or without each filter); each shape is prepared the first time it is used.
 import type Database from 'better-sqlite3'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_VALUE_COUNT } from './rows.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_VALUE_COUNT } from '../rows.js'
 
 const RUN_VALUE_PLACEHOLDERS = Array.from({ length: RUN_VALUE_COUNT }, () => '?').join(', ')
 
