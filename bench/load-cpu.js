@@ -5,7 +5,7 @@
 // measured inside each process) is the steadier figure on a loaded machine. Alternating, ROUNDS
 // (default 3) each, medians. Target ≤ 1.3× of read + parse for every way.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { stringify } from 'yaml'
 import { BENCH_DIR, FLOWCTL, TMP } from './lib/paths.js'
