@@ -17,6 +17,7 @@ import { eventsHandler } from './routes/events.js'
 import { dashboardHandler, flowFormHandler, flowPageHandler, replayFormHandler, runPageHandler } from './routes/pages.js'
 import { replayHandler } from './routes/replay.js'
 import { resultHandler } from './routes/result.js'
+import { resumeHandler, withPageAnswers } from './routes/resume.js'
 import { signInHandler, signInPageHandler, signOutHandler } from './routes/sign-in.js'
 import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
@@ -76,6 +77,8 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   routes.add('GET', '/api/runs/:projectId/:runId', runHandlerById(context))
   routes.add('POST', '/api/replay/:projectId/:runId', replayHandler(context))
   routes.add('GET', '/api/events', eventsHandler(context))
+  routes.add('GET', '/api/resume/:projectId/:runId', withPageAnswers(resumeHandler(context)))
+  routes.add('POST', '/api/resume/:projectId/:runId', withPageAnswers(resumeHandler(context)))
   routes.add('GET', '/api/cron/tick', tickHandler(context))
   routes.add('POST', '/api/cron/tick', tickHandler(context))
   routes.add('GET', '/api/status', statusJsonHandler(context))

@@ -2,6 +2,7 @@
 // the Run API, `flowctl run` and the scheduler.
 import type { BodyType, Flow, FlowNode, Project } from './project.js'
 import type { RunDetailsText, RunDocument, RunRecord, RunTrigger, Store, StoredTraceStep } from './store.js'
+import type { RunParking } from './waits.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {
@@ -50,6 +51,8 @@ export interface RunOptions {
    * queue row's completion in one transaction). `response` is the answer a caller would get;
    * `documents` the run's inserts, to commit in the same transaction as the record.
    */
+  /** The run may park at a long wait (SPEC §22): its caller has its answer already (async and scheduled runs). */
+  parking?: RunParking
   recordRun?: (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse, documents: readonly RunDocument[]) => Promise<void>
 }
 

@@ -5,10 +5,12 @@
 import type { AsyncRunCompletion, AsyncRunState, ClaimedAsyncRun, ClaimOptions, NewAsyncRun } from './async-runs.js'
 import type { FieldPath, FilterNode, SortKey } from './document-filter.js'
 import type { GuardStore } from './guard-types.js'
+import type { WaitStore } from './waits.js'
 
 export type RunTrigger = 'http' | 'cron' | 'cli'
-/** `skipped`: a scheduled run not started because its flow was at its concurrency limit (SPEC §12). */
-export type RunStatus = 'success' | 'error' | 'skipped'
+/** `skipped`: a scheduled run not started because its flow was at its concurrency limit (SPEC §12).
+ *  `waiting`: a run parked at a callback wait or a long sleep (SPEC §22), not finished yet. */
+export type RunStatus = 'success' | 'error' | 'skipped' | 'waiting'
 
 /** Exactly the JSON form of SPEC §4. */
 export interface RunRecord {
@@ -219,6 +221,8 @@ export interface Store {
 
   /** Idempotency keys, flow concurrency slots and cluster rate counts (SPEC §12). */
   readonly guards: GuardStore
+  /** Parked runs: callback waits and durable sleeps (SPEC §22, waits.ts). */
+  readonly waits: WaitStore
   // Async runs (SPEC §12, async-runs.ts).
   /** Commits a queued run (resolves once committed; the 202 is sent after). */
   enqueueAsyncRun(run: NewAsyncRun): Promise<void>

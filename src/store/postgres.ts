@@ -20,6 +20,7 @@ import {
   updatePostgresDocuments,
 } from './postgres-documents.js'
 import { PostgresGuards } from './postgres-guards.js'
+import { PostgresWaits } from './postgres-waits.js'
 import { parseRunDetails } from './run-details.js'
 import type { AsyncRunCompletion, AsyncRunState, ClaimedAsyncRun, ClaimOptions, NewAsyncRun } from '../model/async-runs.js'
 import { PostgresAsyncQueue, type PgAsyncFinish } from './postgres-async-runs.js'
@@ -291,6 +292,7 @@ class PostgresStore implements Store {
 
   private readonly boundQuery = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => this.query<Row>(name, text, values)
   readonly guards = new PostgresGuards(this.boundQuery)
+  readonly waits = new PostgresWaits(this.boundQuery, (projectId, documents) => this.insertRunDocuments(projectId, documents))
 
   async findDocuments(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }> {
     return findPostgresDocuments(this.boundQuery, projectId, collection, query)

@@ -19,6 +19,7 @@ import { guarded, openSqliteConnection } from './sqlite-connection.js'
 import { ensurePrivateFile, ensurePrivateFolder, PRIVATE_FILE_MODE, tighten } from './private-files.js'
 import { SqliteDocuments } from './sqlite-documents.js'
 import { SqliteGuards } from './sqlite-guards.js'
+import { SqliteWaits } from './sqlite-waits.js'
 import { AsyncClaimLost, type AsyncRunCompletion, type AsyncRunState, type ClaimedAsyncRun, type ClaimOptions, type NewAsyncRun } from '../model/async-runs.js'
 import { SqliteAsyncQueue } from './sqlite-async-runs.js'
 import { WriteBatcher } from './write-batch.js'
@@ -114,6 +115,7 @@ class SqliteStore implements Store {
   private readonly cap: HistoryCap
   private readonly documents: SqliteDocuments
   readonly guards: SqliteGuards
+  readonly waits: SqliteWaits
   private readonly asyncQueue: SqliteAsyncQueue
   private readonly advance: (
     projectId: string,
@@ -146,6 +148,7 @@ class SqliteStore implements Store {
     })
     this.documents = new SqliteDocuments(db)
     this.guards = new SqliteGuards(db)
+    this.waits = new SqliteWaits(db, (projectId, documents) => this.insertRunDocuments(projectId, documents))
     this.asyncQueue = new SqliteAsyncQueue(db)
     const cas = db.transaction(
       (projectId: string, key: string, expected: string | null, next: string, message: { channel: string; payload: Record<string, unknown> } | null) => {
