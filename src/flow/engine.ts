@@ -4,7 +4,7 @@ import { FlowctlError } from '../errors.js'
 import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
 import { FinalFailure, RunBudgetSpent, StepFailure, type NodeContext, type NodeKind, type NodeResult, type SubFlowResult } from '../nodes/types.js'
-import type { Flow, FlowNode, Project } from '../model/project.js'
+import type { Flow, FlowNode, Project, Secrets } from '../model/project.js'
 import type { RunDetailsText, RunDocument, RunRecord, Store } from '../model/store.js'
 import { validateInputs } from './inputs.js'
 import { keepsDetails, runDetailsText } from './run-details.js'
@@ -154,7 +154,7 @@ async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<R
           runId,
           durationMs,
           steps: walk.steps,
-          secrets: project.secrets,
+          secrets: storedSecrets(project, run),
           traceBytes: project.settings.limits.traceBytes,
           storedInputBytes: project.settings.limits.storedInputBytes,
         })
@@ -211,12 +211,18 @@ async function parkWalk(
     flow: record.flow,
     kind: parked.park.kind,
     dueAt: parked.park.dueAt,
-    state: parkedStateText(state, walk.project),
+    state: parkedStateText(state, storedSecrets(walk.project, run)),
     seq,
     ...(parking.claimToken ? { claimToken: parking.claimToken } : {}),
     ...(parking.asyncClaimToken ? { asyncClaimToken: parking.asyncClaimToken } : {}),
   }
   await parking.store.park(write, record, details, documents)
+}
+
+/** The secrets masked in what a run stores: the project's, and the token of its resume URL (a credential too). */
+function storedSecrets(project: Project, run: NodeContext['run']): Secrets {
+  const token = run.resumeUrl ? new URL(run.resumeUrl, 'http://flowctl.invalid').searchParams.get('token') : null
+  return token ? new Map([...project.secrets, ['run.resumeUrl token', token]]) : project.secrets
 }
 
 /** How a resumed run goes on: its stored state, the wait's port and output, and how it may park again. */

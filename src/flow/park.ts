@@ -6,7 +6,7 @@
 // The stored state is masked like a stored trace: a secret's value never reaches the store, so a
 // node after the wait that needs a secret writes `${secrets.X}`, which is resolved again.
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { Flow, FlowNode, Project } from '../model/project.js'
+import type { Flow, FlowNode, Secrets } from '../model/project.js'
 import type { RunRecord, RunTrigger } from '../model/store.js'
 import type { TraceStep } from '../model/run.js'
 import type { RunParking, WaitKind, WaitStore } from '../model/waits.js'
@@ -85,8 +85,7 @@ export function isCallbackWait(node: FlowNode): boolean {
 }
 
 /** The state as stored: outputs, steps and input masked like a stored trace. */
-export function parkedStateText(state: ParkedState, project: Project): string {
-  const { secrets } = project
+export function parkedStateText(state: ParkedState, secrets: Secrets): string {
   const masked: ParkedState = {
     ...state,
     scope: maskValue(state.scope, secrets) as Record<string, unknown>,
@@ -131,4 +130,20 @@ export function mayPark(flow: Flow): boolean {
 /** The parking of a run that may park (its store's resume key read once per project and store). */
 export async function openParking(store: WaitStore, projectId: string, claims: Pick<RunParking, 'claimToken' | 'asyncClaimToken'> = {}): Promise<RunParking> {
   return { store, key: await store.resumeKey(projectId), origin: publicOrigin(), ...claims }
+}
+
+/** What the run page tells of a waiting run: how and until when, and (for callers who may run flows) its resume link. */
+export interface WaitingFacts {
+  kind: WaitKind
+  dueAt: string
+  /** The resume URL as a path (same origin as the page); null when not shown to this caller or not a callback. */
+  resumeUrl: string | null
+}
+
+export async function waitingFacts(store: WaitStore, projectId: string, runId: string, showLink: boolean): Promise<WaitingFacts | null> {
+  const row = await store.lookup(projectId, runId)
+  if (!row || row.status === 'done') return null
+  const link = showLink && row.kind === 'callback' && row.status === 'waiting'
+  const resumeUrl = link ? resumeUrlOf({ store, key: await store.resumeKey(projectId), origin: '' }, projectId, runId, row.seq) : null
+  return { kind: row.kind, dueAt: new Date(row.dueAt).toISOString(), resumeUrl }
 }

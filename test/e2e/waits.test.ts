@@ -7,7 +7,9 @@
 import Database from 'better-sqlite3'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, eventually, makeTempDir, startServe, type StartedServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
@@ -24,7 +26,7 @@ nodes:
     inputs:
       body: { type: object, required: [n], properties: { n: { type: integer } } }
     next: link
-  - { id: link, type: set, name: Link, values: { url: "{{run.resumeUrl}}" }, next: wait }
+  - { id: link, type: http, name: Link, method: post, url: RECEIVER, body: { n: "{{start.n}}", url: "{{run.resumeUrl}}" }, next: wait }
   - id: wait
     type: wait
     name: Decision
@@ -43,13 +45,32 @@ nodes:
   - { id: done, type: end, name: Done, status: 200, body: { slept: "{{nap.waitedMs}}" } }
 `
 
+/** Where the flows send their resume URLs (as a flow would send an email): by the run's n. */
+const received = new Map<number, string>()
+let receiverUrl = ''
+const receiver = createServer((request, response) => {
+  let text = ''
+  request.on('data', (chunk: Buffer) => (text += chunk.toString()))
+  request.on('end', () => {
+    const { n, url } = JSON.parse(text) as { n: number; url: string }
+    received.set(n, url)
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+  })
+})
+beforeAll(async () => {
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/resume-urls`
+})
+afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+
 async function project(database?: string): Promise<string> {
   const dir = await makeTempDir('flowctl-waits-')
   await mkdir(join(dir, 'flows'))
   const settings = `projectId: waits\nname: Waits\nlimits: { runsPerMinutePerIp: 0, inlineWaitMs: 500 }\n${database ? `database: ${database}\n` : ''}`
   await writeFile(join(dir, 'flowctl.yaml'), settings)
-  await writeFile(join(dir, 'flows', 'approve.yaml'), FLOW.replace('TIMEOUT', '3600'))
-  await writeFile(join(dir, 'flows', 'quick.yaml'), FLOW.replace('name: Approve', 'name: Quick').replace('TIMEOUT', '1'))
+  const flow = FLOW.replace('RECEIVER', receiverUrl)
+  await writeFile(join(dir, 'flows', 'approve.yaml'), flow.replace('TIMEOUT', '3600'))
+  await writeFile(join(dir, 'flows', 'quick.yaml'), flow.replace('name: Approve', 'name: Quick').replace('TIMEOUT', '1'))
   await writeFile(join(dir, 'flows', 'nap.yaml'), SLEEP_FLOW)
   return dir
 }
@@ -79,9 +100,9 @@ async function untilStatus(serve: StartedServe, runId: string, status: string, t
   return run!
 }
 
-/** The resume URL the run's set node saw, moved to the instance `serve` (a restart listens on a new port). */
-function resumeUrlOf(run: RunJson, serve: StartedServe): string {
-  const url = new URL((run.trace!.steps.find((step) => step.nodeId === 'link')!.output as { url: string }).url)
+/** The resume URL run n sent out, moved to the instance `serve` (a restart listens on a new port). */
+function resumeUrlOf(n: number, serve: StartedServe): string {
+  const url = new URL(received.get(n)!)
   return `${serve.base}${url.pathname}${url.search}`
 }
 
@@ -103,7 +124,11 @@ async function callbackScenario(dir: string, env: Record<string, string>): Promi
     await serve.child.catch(() => undefined)
     serve = await startServe([dir, '--quiet', '--no-watch'], { env })
     expect((await runOf(serve, runId)).status).toBe('waiting')
-    const url = resumeUrlOf(parked, serve)
+    const url = resumeUrlOf(7, serve)
+    // The token is a credential: stored traces show it masked, like a secret.
+    const token = new URL(url).searchParams.get('token')!
+    expect(token).toMatch(/^[\w-]{43}$/)
+    expect(JSON.stringify(parked.trace)).not.toContain(token)
 
     const wrong = await post(url.replace(/token=.*/, 'token=AAAA'), { approved: true })
     expect(wrong.status).toBe(401)
@@ -132,11 +157,11 @@ async function callbackScenario(dir: string, env: Record<string, string>): Promi
 
     // The timeout comes first: port `timeout`, and a POST after it is 410.
     const late = await startRun(serve, 'quick', 8)
-    const lateParked = await untilStatus(serve, late, 'waiting')
+    await untilStatus(serve, late, 'waiting')
     const lateDone = await untilStatus(serve, late, 'success')
     expect(lateDone.trace!.steps.find((step) => step.nodeId === 'wait')!.port).toBe('timeout')
     expect(lateDone.trace!.steps.at(-1)!.output).toMatchObject({ body: { late: true, n: 8 } })
-    const gone = await post(resumeUrlOf(lateParked, serve), { approved: true })
+    const gone = await post(resumeUrlOf(8, serve), { approved: true })
     expect(gone.status).toBe(410)
 
     // A long sleep parks too and goes on when due.
@@ -185,10 +210,10 @@ describe.skipIf(!PG_URL)('durable waits on PostgreSQL', () => {
     const serves = [await startServe([dir, '--quiet', '--no-watch'], { env }), await startServe([dir, '--quiet', '--no-watch'], { env })]
     try {
       const ids = await Promise.all(Array.from({ length: 100 }, (_, n) => startRun(serves[n % 2]!, 'approve', n)))
-      const parked = await Promise.all(ids.map((id) => untilStatus(serves[0]!, id, 'waiting', 30_000)))
+      await Promise.all(ids.map((id) => untilStatus(serves[0]!, id, 'waiting', 30_000)))
       // Each run's resume URL posted to both instances at once: one wins, the other gets 409.
       const answers = await Promise.all(
-        parked.flatMap((run, n) => [post(resumeUrlOf(run, serves[n % 2]!), { approved: n % 3 === 0 }), post(resumeUrlOf(run, serves[(n + 1) % 2]!), { approved: n % 3 === 0 })]),
+        ids.flatMap((_, n) => [post(resumeUrlOf(n, serves[n % 2]!), { approved: n % 3 === 0 }), post(resumeUrlOf(n, serves[(n + 1) % 2]!), { approved: n % 3 === 0 })]),
       )
       const statuses = answers.map((answer) => answer.status).sort()
       expect(statuses.filter((status) => status === 202)).toHaveLength(100)
