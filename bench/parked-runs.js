@@ -1,7 +1,7 @@
 // SPEC §22: parked runs hold no memory in `serve`. 10,000 async runs that park at a callback wait
 // (their state goes to the store; nothing is kept per run in the process) against the baseline:
 // 10,000 async runs of the same shape that finish at once, on a fresh `serve` each. RSS is read after
-// start-up and a warm-up of 200 runs, then after the 10,000 runs and an idle pause (V8's memory
+// start-up and a warm-up of 2,000 runs (V8 grows its heap under load until then, parking or not), then after the 10,000 runs and an idle pause (V8's memory
 // reducer returns garbage ~10 s after the last GC). Target: parking adds less than 50 MB.
 //   npm run build && node bench/parked-runs.js        (RUNS=N to change the count)
 import { Agent } from 'node:http'
@@ -14,7 +14,7 @@ import { fmtRatio, row, runIfMain } from './lib/results.js'
 import { requireFlowctl } from './lib/flowctl-check.js'
 
 const RUNS = Number(process.env.RUNS ?? 10_000)
-const WARM_UP = 200
+const WARM_UP = Number(process.env.WARM_UP ?? 2_000)
 const IDLE_MS = 12_000
 const fmtMb = (mb) => `${mb.toFixed(1)} MB`
 
@@ -45,7 +45,12 @@ async function queueRuns(url, first, count) {
   const sender = async () => {
     while (next < first + count) {
       const n = next++
-      const res = await httpRequest(`${url}/api/run/bench/job`, { agent, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) })
+      const res = await httpRequest(`${url}/api/run/bench/job`, {
+        agent,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ n }),
+      })
       if (res.status !== 202) throw new Error(`run ${n} answered ${res.status}: ${res.body.slice(0, 200)}`)
     }
   }
@@ -88,7 +93,9 @@ async function measure(park, log) {
     const seconds = (performance.now() - began) / 1000
     await sleep(IDLE_MS)
     const after = rssMb(flowctl.child.pid)
-    log(`  ${park ? 'parked' : 'baseline (finished at once)'}: RSS ${fmtMb(before)} before, ${fmtMb(after)} after ${RUNS.toLocaleString('en')} runs (+${fmtMb(after - before)}; ${waiting} waiting; ${(RUNS / seconds).toFixed(0)} runs/s)`)
+    log(
+      `  ${park ? 'parked' : 'baseline (finished at once)'}: RSS ${fmtMb(before)} before, ${fmtMb(after)} after ${RUNS.toLocaleString('en')} runs (+${fmtMb(after - before)}; ${waiting} waiting; ${(RUNS / seconds).toFixed(0)} runs/s)`,
+    )
     return { before, after, added: after - before }
   } finally {
     await stopChild(flowctl.child)

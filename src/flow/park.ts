@@ -9,7 +9,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Flow, FlowNode, Secrets } from '../model/project.js'
 import type { RunRecord, RunTrigger } from '../model/store.js'
 import type { TraceStep } from '../model/run.js'
-import type { RunParking, WaitKind, WaitStore } from '../model/waits.js'
+import type { WaitKind } from '../model/waits.js'
+import type { WaitStore } from '../model/store.js'
+import type { RunParking } from '../model/run.js'
 
 export type { RunParking }
 import type { ValidatedInput } from './inputs.js'

@@ -1,8 +1,7 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
 import type { BodyType, Flow, FlowNode, Project } from './project.js'
-import type { RunDetailsText, RunDocument, RunRecord, RunTrigger, Store, StoredTraceStep } from './store.js'
-import type { RunParking } from './waits.js'
+import type { RunDetailsText, RunDocument, RunRecord, RunTrigger, Store, StoredTraceStep, WaitStore } from './store.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {
@@ -115,3 +114,16 @@ export type RunOutcome =
     }
   /** A node failed or the run timed out; `error` is the reason, secrets masked. */
   | { kind: 'failed'; runId: string; nodeId: string | null; error: string; trace?: Trace; record: RunRecord }
+
+/** What lets a run park: the caller answered already (an async run, a scheduled run, a resumed run). */
+export interface RunParking {
+  store: WaitStore
+  /** The project's resume key (WaitStore.resumeKey), read before the run starts. */
+  key: string
+  /** Where resume URLs point: the server's public origin, or '' for a path alone. */
+  origin: string
+  /** A resumed run: its claim (parking again moves the same row). */
+  claimToken?: string
+  /** An async run: its queue row's claim, moved to `waiting` with the park. */
+  asyncClaimToken?: string
+}

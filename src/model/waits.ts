@@ -10,8 +10,6 @@
 // `running` rows whose lease ran out (their instance died); finishing with a stale token writes
 // nothing, so a run finishes exactly once.
 
-import type { RunDetailsText, RunDocument, RunRecord } from './store.js'
-
 export type WaitKind = 'callback' | 'sleep'
 export type ParkedStatus = 'waiting' | 'ready' | 'running' | 'done'
 /** Which port the wait leaves by: `out` (a callback arrived, a sleep ended) or `timeout`. */
@@ -64,44 +62,6 @@ export interface ParkedRunInfo {
 
 /** What delivering a callback did: `delivered`, or why not (the run ended, timed out, or never parked here). */
 export type DeliverResult = 'delivered' | 'already' | 'expired' | 'missing'
-
-export interface WaitStore {
-  /** The project's resume key (hex), made on first use and kept in the store, shared by every instance. */
-  resumeKey(projectId: string): Promise<string>
-  /**
-   * Parks a run: the parked row and its `waiting` history record in one transaction (an async run's
-   * queue row too). `documents` are its inserts so far. Rejects with ParkClaimLost (writing nothing)
-   * when `claimToken` or `asyncClaimToken` no longer holds.
-   */
-  park(run: ParkedRunWrite, record: RunRecord, details: RunDetailsText | undefined, documents: readonly RunDocument[]): Promise<void>
-  /** Stores a callback's payload for a run waiting for one (before its timeout); one caller wins. */
-  deliver(projectId: string, id: string, seq: number, payload: string): Promise<DeliverResult>
-  /** Claims runs to resume: callbacks delivered, waits past due, and claims whose lease ran out. */
-  claimDue(projectId: string, options: { limit: number; leaseMs: number; token: string }): Promise<ClaimedParkedRun[]>
-  /**
-   * Writes the run's final history record (replacing its `waiting` one) and marks the row done, in
-   * one transaction; an async run's queue row gets its response. Rejects with ParkClaimLost when the
-   * claim no longer holds.
-   */
-  finish(record: RunRecord, details: RunDetailsText | undefined, claimToken: string, response: string, documents: readonly RunDocument[]): Promise<void>
-  /** The run's parked row, or null when it never parked. */
-  lookup(projectId: string, id: string): Promise<ParkedRunInfo | null>
-  /** Runs parked and not finished (`flowctl_waiting_runs`). */
-  countWaiting(projectId: string): Promise<number>
-}
-
-/** What lets a run park: the caller answered already (an async run, a scheduled run, a resumed run). */
-export interface RunParking {
-  store: WaitStore
-  /** The project's resume key (WaitStore.resumeKey), read before the run starts. */
-  key: string
-  /** Where resume URLs point: the server's public origin, or '' for a path alone. */
-  origin: string
-  /** A resumed run: its claim (parking again moves the same row). */
-  claimToken?: string
-  /** An async run: its queue row's claim, moved to `waiting` with the park. */
-  asyncClaimToken?: string
-}
 
 /** Thrown by park and finish when the claim is no longer this worker's: nothing was written. */
 export class ParkClaimLost extends Error {

@@ -6,16 +6,8 @@
 // agree on due times and leases). Any instance resumes any run: exactly once, whichever it is.
 import { randomBytes } from 'node:crypto'
 import type { QueryResultRow } from 'pg'
-import type { RunDetailsText, RunDocument, RunRecord } from '../model/store.js'
-import {
-  ParkClaimLost,
-  PARKED_RETENTION_MS,
-  type ClaimedParkedRun,
-  type DeliverResult,
-  type ParkedRunInfo,
-  type ParkedRunWrite,
-  type WaitStore,
-} from '../model/waits.js'
+import type { RunDetailsText, RunDocument, RunRecord, WaitStore } from '../model/store.js'
+import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type DeliverResult, type ParkedRunInfo, type ParkedRunWrite } from '../model/waits.js'
 import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from './rows.js'
 import { pgRunValues } from './postgres-sql.js'
 import { jsonbSafe } from './postgres-text.js'
@@ -132,7 +124,12 @@ export class PostgresWaits implements WaitStore {
   async claimDue(projectId: string, options: { limit: number; leaseMs: number; token: string }): Promise<ClaimedParkedRun[]> {
     await this.pruneDone(projectId)
     if (options.limit < 1) return []
-    const { rows } = await this.query<ParkedRow>('flowctl_claim_parked', SQL.claim, [projectId, Math.floor(options.limit), options.token, Math.ceil(options.leaseMs)])
+    const { rows } = await this.query<ParkedRow>('flowctl_claim_parked', SQL.claim, [
+      projectId,
+      Math.floor(options.limit),
+      options.token,
+      Math.ceil(options.leaseMs),
+    ])
     return rows.map((row) => ({
       id: row.id,
       projectId: row.project_id,

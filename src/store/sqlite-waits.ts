@@ -6,16 +6,8 @@
 // waiting one), written in the transaction that moves the parked row.
 import type Database from 'better-sqlite3'
 import { randomBytes } from 'node:crypto'
-import type { RunDetailsText, RunDocument, RunRecord } from '../model/store.js'
-import {
-  ParkClaimLost,
-  PARKED_RETENTION_MS,
-  type ClaimedParkedRun,
-  type DeliverResult,
-  type ParkedRunInfo,
-  type ParkedRunWrite,
-  type WaitStore,
-} from '../model/waits.js'
+import type { RunDetailsText, RunDocument, RunRecord, WaitStore } from '../model/store.js'
+import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type DeliverResult, type ParkedRunInfo, type ParkedRunWrite } from '../model/waits.js'
 import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, runValues } from './rows.js'
 
 interface ParkedRow {
@@ -119,7 +111,13 @@ export class SqliteWaits implements WaitStore {
     const now = Date.now()
     this.pruneDone(projectId, now)
     if (options.limit < 1 || !(this.statements.due!.get({ project: projectId, now }) as { due: number }).due) return []
-    const rows = this.statements.claim!.all({ token: options.token, until: now + options.leaseMs, project: projectId, now, limit: options.limit }) as ParkedRow[]
+    const rows = this.statements.claim!.all({
+      token: options.token,
+      until: now + options.leaseMs,
+      project: projectId,
+      now,
+      limit: options.limit,
+    }) as ParkedRow[]
     return rows.map(claimedOf)
   }
 

@@ -86,7 +86,8 @@ describe.skipIf(!CHROMIUM)('approval page in Chromium', () => {
     expect(await page.textContent('h1')).toBe('Thank you')
     if (SHOTS) await page.screenshot({ path: join(SHOTS, 'approval-sent.png'), fullPage: true })
 
-    const result = async () => (await (await fetch(`${serve.base}/api/result/office/${runId}`)).json()) as { status: string; response: { body: unknown } | null }
+    const result = async () =>
+      (await (await fetch(`${serve.base}/api/result/office/${runId}`)).json()) as { status: string; response: { body: unknown } | null }
     await eventually(async () => (await result()).status === 'success', 15_000, 50)
     expect((await result()).response!.body).toEqual({ approved: true, comment: 'within budget' })
 

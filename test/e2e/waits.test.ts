@@ -83,7 +83,11 @@ interface RunJson {
 }
 
 async function startRun(serve: StartedServe, slug: string, n: number): Promise<string> {
-  const response = await fetch(`${serve.base}/api/run/waits/${slug}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) })
+  const response = await fetch(`${serve.base}/api/run/waits/${slug}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ n }),
+  })
   expect(response.status).toBe(202)
   return ((await response.json()) as { runId: string }).runId
 }
@@ -186,7 +190,7 @@ describe('durable waits on the embedded store', () => {
     const db = new Database(join(dir, '.flowctl', 'flowctl.db'), { readonly: true })
     try {
       expect(db.prepare("SELECT count(*) AS n FROM documents WHERE collection = 'decisions'").get()).toEqual({ n: 1 })
-      expect(db.prepare("SELECT status, count(*) AS n FROM parked_runs GROUP BY status").all()).toEqual([{ status: 'done', n: 3 }])
+      expect(db.prepare('SELECT status, count(*) AS n FROM parked_runs GROUP BY status').all()).toEqual([{ status: 'done', n: 3 }])
     } finally {
       db.close()
     }
@@ -213,7 +217,10 @@ describe.skipIf(!PG_URL)('durable waits on PostgreSQL', () => {
       await Promise.all(ids.map((id) => untilStatus(serves[0]!, id, 'waiting', 30_000)))
       // Each run's resume URL posted to both instances at once: one wins, the other gets 409.
       const answers = await Promise.all(
-        ids.flatMap((_, n) => [post(resumeUrlOf(n, serves[n % 2]!), { approved: n % 3 === 0 }), post(resumeUrlOf(n, serves[(n + 1) % 2]!), { approved: n % 3 === 0 })]),
+        ids.flatMap((_, n) => [
+          post(resumeUrlOf(n, serves[n % 2]!), { approved: n % 3 === 0 }),
+          post(resumeUrlOf(n, serves[(n + 1) % 2]!), { approved: n % 3 === 0 }),
+        ]),
       )
       const statuses = answers.map((answer) => answer.status).sort()
       expect(statuses.filter((status) => status === 202)).toHaveLength(100)

@@ -35,7 +35,7 @@ async function validate(files: Record<string, string>): Promise<{ file: string; 
 }
 
 describe('callback waits at load', () => {
-  it('are a load error in a synchronous HTTP flow, at the wait\'s until', async () => {
+  it("are a load error in a synchronous HTTP flow, at the wait's until", async () => {
     const problems = await validate({ 'sync.yaml': flow('Sync', '    method: post\n', WAIT) })
     expect(problems).toEqual([
       expect.objectContaining({

@@ -49,7 +49,9 @@ function decisionForm(check: ParkedRunInfo): SafeHtml {
 
 function closedNotice(refusal: ErrorCode | null): SafeHtml {
   const text =
-    refusal === 'RESUME_EXPIRED' ? 'The time to answer has passed; the run went on without an answer.' : 'This run is not waiting for an answer: it was answered already.'
+    refusal === 'RESUME_EXPIRED'
+      ? 'The time to answer has passed; the run went on without an answer.'
+      : 'This run is not waiting for an answer: it was answered already.'
   return html`<p class="banner">${text}</p>`
 }
 

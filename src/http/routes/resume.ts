@@ -28,12 +28,23 @@ export function resumeHandler(context: AppContext) {
     const browser = event.req.method === 'GET' || !isJsonContentType(event.req.headers.get('content-type'))
     if (event.req.method === 'GET') {
       const run = await target.store.getRun(target.project.settings.projectId, target.runId)
-      return renderApprovalPage({ project: target.project, runId: target.runId, run, check: check.ok ? check.row : null, refusal: check.ok ? null : check.code })
+      return renderApprovalPage({
+        project: target.project,
+        runId: target.runId,
+        run,
+        check: check.ok ? check.row : null,
+        refusal: check.ok ? null : check.code,
+      })
     }
     if (!check.ok) throw refusal(check, browser)
     const payload = await readPayload(event, target.project)
     const receivedAt = new Date().toISOString()
-    const result = await target.store.waits.deliver(target.project.settings.projectId, target.runId, check.row.seq, JSON.stringify({ body: payload, receivedAt }))
+    const result = await target.store.waits.deliver(
+      target.project.settings.projectId,
+      target.runId,
+      check.row.seq,
+      JSON.stringify({ body: payload, receivedAt }),
+    )
     if (result !== 'delivered') {
       const code: ErrorCode = result === 'expired' ? 'RESUME_EXPIRED' : 'RUN_NOT_WAITING'
       throw refusal({ ok: false, code }, browser)
@@ -72,7 +83,8 @@ async function checkToken(target: Target): Promise<TokenCheck> {
   const current = tokenMatches(resumeToken(key, projectId, runId, seq), token)
   if (!row) return current ? { ok: false, code: 'RUN_NOT_WAITING', message: 'the run is not waiting for a callback yet' } : { ok: false, code: 'AUTH_REQUIRED' }
   if (!current) {
-    for (let earlier = seq - 1; earlier >= 1; earlier--) if (tokenMatches(resumeToken(key, projectId, runId, earlier), token)) return { ok: false, code: 'RUN_NOT_WAITING' }
+    for (let earlier = seq - 1; earlier >= 1; earlier--)
+      if (tokenMatches(resumeToken(key, projectId, runId, earlier), token)) return { ok: false, code: 'RUN_NOT_WAITING' }
     return { ok: false, code: 'AUTH_REQUIRED' }
   }
   if (row.kind !== 'callback') return { ok: false, code: 'RUN_NOT_WAITING' }
