@@ -438,7 +438,12 @@ class StepContext implements NodeContext {
   }
 
   park(kind: WaitKind, dueAt: number): never {
-    if (!this.canPark) throw new Error('this run cannot park')
+    if (this.walk.parking === null)
+      throw new Error(
+        'a callback wait parks the run, which only a run whose caller has its answer already can do (respond: async, a schedule, or a resumed run)',
+      )
+    // Parking saves one walk; a called flow's walk sits inside its caller's node (SPEC §22 allows it; not built yet).
+    if (this.walk.depth > 0) throw new Error('a wait inside a called flow cannot park the run yet: put the wait in the flow the run started in')
     throw new ParkRun(kind, dueAt)
   }
 

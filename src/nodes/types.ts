@@ -24,7 +24,7 @@ export interface NodeContext {
   run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null; resumeUrl?: string | null }
   /** Whether this run may park (SPEC §22): its caller has its answer already, and this is not a called flow. */
   canPark: boolean
-  /** Parks the run at this node (throws; the engine commits the run and stops). Only when `canPark`. */
+  /** Parks the run at this node: throws the signal the engine commits the run on, or the reason this run cannot park. */
   park(kind: WaitKind, dueAt: number): never
   /** The validated inputs; set for the Start node only. */
   inputs?: Record<string, unknown>

@@ -42,10 +42,6 @@ export const waitNode: NodeKind = {
   async execute(context) {
     const { settings } = context.node
     if (settings.until === 'callback') {
-      if (!context.canPark)
-        throw new Error(
-          'a callback wait parks the run, which only a run whose caller has its answer already can do (respond: async, a schedule, or a resumed run)',
-        )
       const seconds = typeof settings.timeoutSeconds === 'number' ? settings.timeoutSeconds : DEFAULT_CALLBACK_SECONDS
       context.park('callback', Date.now() + seconds * 1000)
     }

@@ -6,7 +6,7 @@
 // only once a stream has been opened: before that no client can hold an id of this process, and a
 // server nobody watches does not hold a thousand records for nothing (they cost it garbage
 // collection on every run: ~2% of the Run API's CPU).
-import type { RunRecord, Store } from '../model/store.js'
+import type { RunRecord, Store, WaitStore } from '../model/store.js'
 
 export type ServerEvent =
   | { type: 'run'; projectId: string; data: RunRecord }
@@ -124,11 +124,30 @@ export function publishingStore(store: Store, hub: EventHub, onRecorded: (run: R
     onRecorded(run)
     if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
   }
+  // Parked runs (SPEC §22): a run that parks shows as waiting; one resumed and finished counts as it ends.
+  const inner = store.waits
+  const waits: WaitStore = {
+    resumeKey: (projectId) => inner.resumeKey(projectId),
+    deliver: (projectId, id, seq, payload) => inner.deliver(projectId, id, seq, payload),
+    claimDue: (projectId, options) => inner.claimDue(projectId, options),
+    lookup: (projectId, id) => inner.lookup(projectId, id),
+    countWaiting: (projectId) => inner.countWaiting(projectId),
+    async park(parked, record, details, documents) {
+      await inner.park(parked, record, details, documents)
+      if (hub.size > 0) hub.publish({ type: 'run', projectId: record.projectId, data: record })
+    },
+    async finish(record, details, claimToken, response, documents) {
+      await inner.finish(record, details, claimToken, response, documents)
+      onRecorded(record)
+      if (hub.size > 0) hub.publish({ type: 'run', projectId: record.projectId, data: record })
+    },
+  }
   const bound = new Map<PropertyKey, unknown>()
   return new Proxy(store, {
     get(target, property) {
       if (property === 'recordRun') return recordRun
       if (property === 'finishAsyncRun') return finishAsyncRun
+      if (property === 'waits') return waits
       const value: unknown = Reflect.get(target, property, target)
       if (typeof value !== 'function') return value
       let method = bound.get(property)
