@@ -5,7 +5,7 @@ import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
 import { FinalFailure, RunBudgetSpent, StepFailure, type NodeContext, type NodeKind, type NodeResult, type SubFlowResult } from '../nodes/types.js'
 import type { Flow, FlowNode, Project, Secrets } from '../model/project.js'
-import type { RunDetailsText, RunDocument, RunRecord, Store } from '../model/store.js'
+import type { DocumentsPort, RunDetailsText, RunDocument, RunRecord, Store } from '../model/store.js'
 import { validateInputs } from './inputs.js'
 import { keepsDetails, runDetailsText } from './run-details.js'
 import { setTimeout as sleepFor } from 'node:timers/promises'
@@ -47,6 +47,7 @@ type Ending =
 
 /** What a run's record and stored details are made of, besides its walk and ending. */
 interface RunFacts {
+  store: Store
   options: Pick<RunOptions, 'trace' | 'recordRun' | 'method' | 'trigger'>
   run: NodeContext['run']
   replayOf: string | null
@@ -88,10 +89,9 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const walk = newWalk({
     flow,
     project,
-    store,
     run,
     inputs: checked.values,
-    documents: new RunDocuments(store, project.settings.projectId, options.insertIds),
+    documents: new RunDocuments(store.documents, project.settings.projectId, options.insertIds),
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
     // Steps are kept for a trace answer and for the stored run (history.keep), with raw outputs.
     steps: options.trace || keep !== 'none' ? [] : null,
@@ -104,7 +104,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     seq: 0,
   })
   const ending = await walkRun(walk, flow.start.node)
-  const facts = { options, run, replayOf: options.replayOf ?? null, input: checked.input, priorMs: 0, began, span }
+  const facts = { store, options, run, replayOf: options.replayOf ?? null, input: checked.input, priorMs: 0, began, span }
   return settleRun(walk, ending, facts)
 }
 
@@ -122,8 +122,8 @@ async function walkRun(walk: Walk, first: FlowNode): Promise<Ending> {
 
 /** Records the run (or parks it) and makes its outcome. */
 async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<RunOutcome> {
-  const { project, flow, store } = walk
-  const { options, run } = facts
+  const { project, flow } = walk
+  const { options, run, store } = facts
   const runId = run.id
   const keep = project.settings.history.keep
   const durationMs = roundMs(facts.priorMs + performance.now() - facts.began)
@@ -167,7 +167,7 @@ async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<R
     return { kind: 'response', runId, status: 202, body: { ok: true, runId, status: 'waiting' }, headers: {}, record }
   }
   if (options.recordRun) await options.recordRun(record, details, responseOf(ending, runId, flow.slug), documents)
-  else await store.recordRun(record, project.settings.limits.historyRuns, details, documents)
+  else await store.history.recordRun(record, project.settings.limits.historyRuns, details, documents)
 
   const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: maskSteps(walk.steps, project) } } : {}
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
@@ -251,6 +251,7 @@ export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
   const flow = project.flows.get(state.flow ?? '') ?? null
   const wait = flow?.nodesById.get(state.nodeId) ?? null
   const facts: RunFacts = {
+    store,
     options: { trigger: state.run.trigger, method: state.run.method, recordRun: options.recordRun },
     run,
     replayOf: state.run.replayOf,
@@ -262,10 +263,9 @@ export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
   const walk = newWalk({
     flow: flow ?? ({ slug: state.flow, nodes: [], nodesById: new Map() } as unknown as Flow),
     project,
-    store,
     run,
     inputs: {},
-    documents: new RunDocuments(store, project.settings.projectId, options.insertIds),
+    documents: new RunDocuments(store.documents, project.settings.projectId, options.insertIds),
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
     steps: state.steps,
     depth: 0,
@@ -310,8 +310,7 @@ function responseOf(ending: Ending, runId: string, slug: string): RunResponse {
 interface Walk {
   flow: Flow
   project: Project
-  store: Store
-  /** The run's documents handle (its pending inserts), shared with its sub-flows. */
+  /** The run's documents port (its pending inserts), shared with its sub-flows. */
   documents: RunDocuments
   run: NodeContext['run']
   scope: Scope
@@ -344,7 +343,7 @@ interface Walk {
 
 type WalkStart = Pick<
   Walk,
-  'flow' | 'project' | 'store' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span' | 'parking' | 'seq'
+  'flow' | 'project' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span' | 'parking' | 'seq'
 >
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
@@ -357,7 +356,6 @@ function newWalk(start: WalkStart): Walk {
   return {
     flow: start.flow,
     project: start.project,
-    store: start.store,
     documents: start.documents,
     run: start.run,
     scope,
@@ -397,8 +395,8 @@ class StepContext implements NodeContext {
     return this.walk.project
   }
 
-  get store(): Store {
-    return this.walk.documents.view()
+  get documents(): DocumentsPort {
+    return this.walk.documents
   }
 
   get resolve(): (value: unknown) => unknown {
@@ -457,7 +455,7 @@ class StepContext implements NodeContext {
   }
 }
 
-/** Runs another flow of the project inside this run: same run id, stopper and store; its own scope. */
+/** Runs another flow of the project inside this run: same run id, stopper and documents; its own scope. */
 async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { steps: TraceStep[] } | null, span: TraceSpan | null): Promise<SubFlowResult> {
   const flow = parent.project.flows.get(slug)
   if (!flow?.start) throw new Error(`there is no flow "${slug}" with a start node to call`)
@@ -473,7 +471,6 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
   const walk = newWalk({
     flow,
     project: parent.project,
-    store: parent.store,
     documents: parent.documents,
     run: parent.run,
     inputs: checked.values,

@@ -14,6 +14,7 @@ import { openApiHandler } from './routes/openapi.js'
 import { runHandler } from './routes/run.js'
 import { runHandlerById, runsHandler } from './routes/runs.js'
 import { eventsHandler } from './routes/events.js'
+import { flowCheckHandler, flowCreateHandler, flowDeleteHandler, flowReadHandler, flowWriteHandler } from './routes/flows.js'
 import { dashboardHandler, flowFormHandler, flowPageHandler, replayFormHandler, runPageHandler } from './routes/pages.js'
 import { replayHandler } from './routes/replay.js'
 import { resultHandler } from './routes/result.js'
@@ -79,6 +80,11 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   routes.add('GET', '/api/events', eventsHandler(context))
   routes.add('GET', '/api/resume/:projectId/:runId', withPageAnswers(resumeHandler(context)))
   routes.add('POST', '/api/resume/:projectId/:runId', withPageAnswers(resumeHandler(context)))
+  routes.add('GET', '/api/flows/:projectId/:slug', flowReadHandler(context))
+  routes.add('PUT', '/api/flows/:projectId/:slug', flowWriteHandler(context))
+  routes.add('DELETE', '/api/flows/:projectId/:slug', flowDeleteHandler(context))
+  routes.add('POST', '/api/flows/:projectId', flowCreateHandler(context))
+  routes.add('POST', '/api/flows/:projectId/:slug/check', flowCheckHandler(context))
   routes.add('GET', '/api/cron/tick', tickHandler(context))
   routes.add('POST', '/api/cron/tick', tickHandler(context))
   routes.add('GET', '/api/status', statusJsonHandler(context))
@@ -116,7 +122,7 @@ class RouteTable {
 
   constructor(private readonly app: H3) {}
 
-  add(method: 'GET' | 'POST', path: string, handler: EventHandler): void {
+  add(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, handler: EventHandler): void {
     this.app.on(method, path, handler)
     const methods = this.#methods.get(path) ?? []
     methods.push(method)

@@ -36,9 +36,9 @@ async function gaugesOf(entry: WorkspaceEntry, now = Date.now()): Promise<Projec
   if (!store) return gauges
   try {
     const [depth, waiting, heartbeat] = await Promise.all([
-      store.countQueuedAsyncRuns(projectId),
+      store.queue.countQueued(projectId),
       store.waits.countWaiting(projectId),
-      hasSchedules(project) ? store.getHeartbeat(projectId) : null,
+      hasSchedules(project) ? store.schedules.getHeartbeat(projectId) : null,
     ])
     gauges.asyncQueueDepth = depth
     gauges.waitingRuns = waiting

@@ -62,7 +62,7 @@ export function flowPageHandler(context: AppContext) {
     const flow = project.flows.get(getRouterParam(event, 'slug') ?? '')
     if (!flow) return messagePage(404, 'Not found', html`Project ${project.settings.projectId} has no flow with this name.`)
     const store = await context.workspace.storeFor(project.settings.projectId)
-    const runs = store ? await store.listRuns({ projectId: project.settings.projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => []) : []
+    const runs = store ? await store.history.listRuns({ projectId: project.settings.projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => []) : []
     const canRun = (await projectAccess(context, event, project.settings.projectId, 'run')).ok
     return renderFlowPage({ project, flow, runs, canRun })
   }
@@ -93,7 +93,7 @@ export function flowFormHandler(context: AppContext) {
     const answer = await runFromForm({ project, flow, store, fields, signal: context.options.signal })
     if (answer.status === 400) logRejected(context, projectId, flow.slug, answer.errors ?? [])
     if (wantsJson) return jsonResponse(200, answer, { 'cache-control': 'no-store' })
-    const runs = await store.listRuns({ projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => [])
+    const runs = await store.history.listRuns({ projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => [])
     return renderFlowPage({ project, flow, runs, canRun: true, sent: fields, answer })
   }
 }
@@ -106,7 +106,7 @@ export function runPageHandler(context: AppContext) {
     const projectId = project.settings.projectId
     const store = await context.workspace.storeFor(projectId)
     if (!store) return messagePage(503, 'Store unavailable', 'The run history of this project cannot be read right now.')
-    const run = await store.getRun(projectId, getRouterParam(event, 'runId') ?? '')
+    const run = await store.history.getRun(projectId, getRouterParam(event, 'runId') ?? '')
     if (!run)
       return messagePage(
         404,
@@ -115,7 +115,7 @@ export function runPageHandler(context: AppContext) {
       )
     const canRun = (await projectAccess(context, event, projectId, 'run')).ok
     // A replay runs the same flow after its original: the flow's time index finds them.
-    const replays = await store.listRuns({ projectId, flow: run.flow, replayOf: run.id, after: run.startedAt, limit: REPLAYS_SHOWN }).catch(() => [])
+    const replays = await store.history.listRuns({ projectId, flow: run.flow, replayOf: run.id, after: run.startedAt, limit: REPLAYS_SHOWN }).catch(() => [])
     // A parked run (SPEC §22): how it waits, and its resume link for those who may run the flow.
     const waiting = run.status === 'waiting' ? await waitingFacts(store.waits, projectId, run.id, canRun).catch(() => null) : null
     return renderRunPage({ project, run, flow: project.flows.get(run.flow), canRun, replays, waiting })

@@ -27,7 +27,7 @@ export function resumeHandler(context: AppContext) {
     const check = await checkToken(target)
     const browser = event.req.method === 'GET' || !isJsonContentType(event.req.headers.get('content-type'))
     if (event.req.method === 'GET') {
-      const run = await target.store.getRun(target.project.settings.projectId, target.runId)
+      const run = await target.store.history.getRun(target.project.settings.projectId, target.runId)
       return renderApprovalPage({
         project: target.project,
         runId: target.runId,

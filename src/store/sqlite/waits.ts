@@ -6,9 +6,10 @@
 // waiting one), written in the transaction that moves the parked row.
 import type Database from 'better-sqlite3'
 import { randomBytes } from 'node:crypto'
-import type { RunDetailsText, RunDocument, RunRecord, WaitStore } from '../model/store.js'
-import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type DeliverResult, type ParkedRunInfo, type ParkedRunWrite } from '../model/waits.js'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, runValues } from './rows.js'
+import type { RunDetailsText, RunDocument, RunRecord, WaitStore } from '../../model/store.js'
+import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type DeliverResult, type ParkedRunInfo, type ParkedRunWrite } from '../../model/waits.js'
+import type { RecordedListeners } from '../recorded.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, runValues } from '../rows.js'
 
 interface ParkedRow {
   id: string
@@ -38,6 +39,8 @@ export class SqliteWaits implements WaitStore {
   constructor(
     private readonly db: Database.Database,
     private readonly insertDocuments: (projectId: string, documents: readonly RunDocument[]) => Promise<void>,
+    /** `history.onRecorded`'s listeners: told of each finished run, like any recorded run. */
+    private readonly recorded: RecordedListeners,
   ) {
     const prepare = (sql: string) => db.prepare(sql)
     this.statements = {
@@ -124,6 +127,7 @@ export class SqliteWaits implements WaitStore {
   async finish(record: RunRecord, details: RunDetailsText | undefined, claimToken: string, response: string, documents: readonly RunDocument[]): Promise<void> {
     if (documents.length > 0) await this.insertDocuments(record.projectId, documents)
     immediate(this.finishTx)(record, details, claimToken, response)
+    this.recorded.notify(record, documents)
   }
 
   private finishRows(record: RunRecord, details: RunDetailsText | undefined, token: string, response: string): void {

@@ -6,11 +6,12 @@
 // agree on due times and leases). Any instance resumes any run: exactly once, whichever it is.
 import { randomBytes } from 'node:crypto'
 import type { QueryResultRow } from 'pg'
-import type { RunDetailsText, RunDocument, RunRecord, WaitStore } from '../model/store.js'
-import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type DeliverResult, type ParkedRunInfo, type ParkedRunWrite } from '../model/waits.js'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from './rows.js'
-import { pgRunValues } from './postgres-sql.js'
-import { jsonbSafe } from './postgres-text.js'
+import type { RunDetailsText, RunDocument, RunRecord, WaitStore } from '../../model/store.js'
+import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type DeliverResult, type ParkedRunInfo, type ParkedRunWrite } from '../../model/waits.js'
+import type { RecordedListeners } from '../recorded.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from '../rows.js'
+import { pgRunValues } from './sql.js'
+import { jsonbSafe } from './text.js'
 
 type Query = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 
@@ -92,6 +93,8 @@ export class PostgresWaits implements WaitStore {
   constructor(
     private readonly query: Query,
     private readonly insertDocuments: (projectId: string, documents: readonly RunDocument[]) => Promise<void>,
+    /** `history.onRecorded`'s listeners: told of each finished run, like any recorded run. */
+    private readonly recorded: RecordedListeners,
   ) {}
 
   async resumeKey(projectId: string): Promise<string> {
@@ -147,6 +150,7 @@ export class PostgresWaits implements WaitStore {
     if (documents.length > 0) await this.insertDocuments(record.projectId, documents)
     const { rows } = await this.query<{ n: number }>('flowctl_finish_parked', SQL.finish, [claimToken, jsonbSafe(response), ...pgRunValues(record, details)])
     if (rows[0]?.n !== 1) throw new ParkClaimLost(record.id)
+    this.recorded.notify(record, documents)
   }
 
   async lookup(projectId: string, id: string): Promise<ParkedRunInfo | null> {
