@@ -25,7 +25,8 @@ export function resumeHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
     const target = await resolveTarget(context, event)
     const check = await checkToken(target)
-    const browser = event.req.method === 'GET' || !isJsonContentType(event.req.headers.get('content-type'))
+    // A browser (the approval page's form) gets pages back; any other sender JSON.
+    const browser = event.req.method === 'GET' || (event.req.headers.get('accept') ?? '').includes('text/html')
     if (event.req.method === 'GET') {
       const run = await target.store.history.getRun(target.project.settings.projectId, target.runId)
       return renderApprovalPage({
@@ -99,12 +100,14 @@ async function readPayload(event: H3Event, project: Project): Promise<unknown> {
   if (!read.ok) throw httpError('BODY_TOO_LARGE', [read.error])
   const text = new TextDecoder().decode(read.bytes)
   const type = event.req.headers.get('content-type')
-  if (mediaTypeOf(type) === 'application/x-www-form-urlencoded') {
-    const form = parseFormText(text)
+  const form = mediaTypeOf(type) === 'application/x-www-form-urlencoded' ? parseFormText(text) : null
+  // The approval page's buttons; a JSON body sent with a form content type (curl -d) is read as JSON.
+  if (form && 'approved' in form) {
     const approved = form.approved === 'true' ? true : form.approved === 'false' ? false : null
     if (approved === null) throw httpError('INPUT_INVALID', ['body/approved: must be true or false'])
     return { approved, comment: typeof form.comment === 'string' ? form.comment : '' }
   }
+  if (type !== null && !form && !isJsonContentType(type)) throw httpError('UNSUPPORTED_MEDIA_TYPE', ['body: send JSON (content-type application/json)'])
   if (text.trim() === '') return null
   const parsed = parseJsonText(text)
   if (!parsed.ok) throw httpError('INPUT_INVALID', [parsed.error])
