@@ -27,7 +27,7 @@ import { newRunId } from '../store/ids.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'
-import type { NodeFetch, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
+import type { NodeFetch, ResumePoint, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
 import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
 import type { ValidatedInput } from './inputs.js'
 import type { WaitKind, WakePort } from '../model/waits.js'
@@ -51,6 +51,8 @@ interface RunFacts {
   options: Pick<RunOptions, 'trace' | 'recordRun' | 'method' | 'trigger'>
   run: NodeContext['run']
   replayOf: string | null
+  /** A retry from the failed step: the node it executed from (SPEC §22). */
+  resumedFrom: string | null
   input: ValidatedInput | null
   /** Active milliseconds of earlier stretches (a resumed run); performance.now() when this one began. */
   priorMs: number
@@ -103,15 +105,27 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     parking,
     seq: 0,
   })
-  const ending = await walkRun(walk, flow.start.node)
-  const facts = { store, options, run, replayOf: options.replayOf ?? null, input: checked.input, priorMs: 0, began, span }
+  const start = flow.start.node
+  // A retry from the failed step (replay.ts) walks from that node, with the earlier outputs in scope.
+  const ending = await walkRun(walk, () => (options.resume ? resumeWalk(walk, options.resume) : start))
+  const facts = {
+    store,
+    options,
+    run,
+    replayOf: options.replayOf ?? null,
+    resumedFrom: options.resume?.nodeId ?? null,
+    input: checked.input,
+    priorMs: 0,
+    began,
+    span,
+  }
   return settleRun(walk, ending, facts)
 }
 
 /** Walks from `first` to the run's ending; a failure or a park is an ending too. */
-async function walkRun(walk: Walk, first: FlowNode): Promise<Ending> {
+async function walkRun(walk: Walk, first: () => FlowNode | Promise<FlowNode>): Promise<Ending> {
   try {
-    return await walkFlow(walk, first)
+    return await walkFlow(walk, await first())
   } catch (error) {
     if (error instanceof ParkRun && walk.current) return { kind: 'parked', park: error, node: walk.current }
     return failure(walk, error)
@@ -144,6 +158,7 @@ async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<R
     error: failed ? failed.error : null,
     scheduledFor: run.scheduledFor,
     replayOf: facts.replayOf,
+    resumedFrom: facts.resumedFrom,
   }
   if (!parked) facts.span?.end({ error: record.error, httpStatus: record.httpStatus ?? undefined })
   else facts.span?.end({ error: null })
@@ -197,7 +212,15 @@ async function parkWalk(
     kind: parked.park.kind,
     dueAt: parked.park.dueAt,
     parkedAt: new Date().toISOString(),
-    run: { id: run.id, startedAt: run.startedAt, trigger: record.trigger, method: record.method, scheduledFor: run.scheduledFor, replayOf: facts.replayOf },
+    run: {
+      id: run.id,
+      startedAt: run.startedAt,
+      trigger: record.trigger,
+      method: record.method,
+      scheduledFor: run.scheduledFor,
+      replayOf: facts.replayOf,
+      resumedFrom: facts.resumedFrom,
+    },
     scope,
     ports: walk.ports,
     steps: walk.steps,
@@ -255,6 +278,7 @@ export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
     options: { trigger: state.run.trigger, method: state.run.method, recordRun: options.recordRun },
     run,
     replayOf: state.run.replayOf,
+    resumedFrom: state.run.resumedFrom ?? null,
     input: state.input,
     priorMs: state.activeMs,
     began,
@@ -295,7 +319,7 @@ export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
     walk.stopper.dispose()
     return settleRun(walk, { kind: 'response', status: 204, body: undefined, headers: {} }, facts)
   }
-  return settleRun(walk, await walkRun(walk, next), facts)
+  return settleRun(walk, await walkRun(walk, () => next), facts)
 }
 
 /** The answer a caller gets for this ending (the Run API's 500 body for a failure; SPEC §5.1). */
@@ -534,6 +558,28 @@ function checkpoint(walk: Walk): Promise<void> | null {
     })
   if (stopper.stoppedReason) throw stopper.stoppedReason
   return null
+}
+
+/**
+ * A retry from the failed step: the Start runs on this run's input, then the failed run's completed
+ * steps are put in place as they were stored (outputs in scope, steps in the trace marked `reused`,
+ * their branches in `ports`), not executed again. Returns the node the walk goes on from.
+ */
+async function resumeWalk(walk: Walk, resume: ResumePoint): Promise<FlowNode> {
+  const start = walk.flow.start!.node
+  const from = walk.flow.nodesById.get(resume.nodeId)
+  if (!from) throw new Error(`node "${resume.nodeId}" is not in flow ${walk.flow.slug}`)
+  if (from === start) return start
+  walk.current = start
+  await runNode(walk, start, getNodeKind(start.type)!)
+  for (const step of resume.steps) {
+    const node = walk.flow.nodesById.get(step.nodeId)
+    if (!node || node === start) continue
+    walk.scope[node.refName] = step.output
+    walk.steps?.push({ ...step, reused: true })
+  }
+  walk.ports.push(...resume.ports)
+  return from
 }
 
 /** Executes nodes from `first` until an End node or a port with no edge. Throws when a node fails. */

@@ -40,7 +40,7 @@ export interface ParkedState {
   dueAt: number
   /** ISO time the run parked (a sleep's `waitedMs` counts from it). */
   parkedAt: string
-  run: { id: string; startedAt: string; trigger: RunTrigger; method: string; scheduledFor: string | null; replayOf: string | null }
+  run: { id: string; startedAt: string; trigger: RunTrigger; method: string; scheduledFor: string | null; replayOf: string | null; resumedFrom?: string | null }
   /** Node outputs by reference name. */
   scope: Record<string, unknown>
   ports: RunRecord['ports']

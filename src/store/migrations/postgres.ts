@@ -198,10 +198,12 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
     `,
   },
-  // Version 10: parked runs (SPEC §22, src/model/waits.ts) and each project's resume key. Due times
+  // Version 10: a retry from the failed step (SPEC §22) records the node it executed from.
+  { version: 10, sql: 'ALTER TABLE runs ADD COLUMN resumed_from TEXT' },
+  // Version 11: parked runs (SPEC §22, src/model/waits.ts) and each project's resume key. Due times
   // and leases are the server's clock; `state` is cleared when the run finishes.
   {
-    version: 10,
+    version: 11,
     sql: `
       CREATE TABLE parked_runs (
         id TEXT PRIMARY KEY,

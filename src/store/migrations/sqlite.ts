@@ -197,10 +197,12 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
     `,
   },
-  // Version 10: parked runs (SPEC §22, src/model/waits.ts) and each project's resume key. Times are
+  // Version 10: a retry from the failed step (SPEC §22) records the node it executed from.
+  { version: 10, sql: 'ALTER TABLE runs ADD COLUMN resumed_from TEXT' },
+  // Version 11: parked runs (SPEC §22, src/model/waits.ts) and each project's resume key. Times are
   // epoch ms; `state` is cleared when the run finishes, the row kept for the resume route's 409/410.
   {
-    version: 10,
+    version: 11,
     sql: `
       CREATE TABLE parked_runs (
         id TEXT PRIMARY KEY,

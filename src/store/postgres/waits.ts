@@ -15,12 +15,12 @@ import { jsonbSafe } from './text.js'
 
 type Query = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 
-/** The record's 16 values from parameter `first` on, upserted over its waiting record. */
+/** The record's 17 values (runValues) from parameter `first` on, upserted over its waiting record. */
 function upsertRun(first: number, when: string): string {
   const p = (i: number) => `$${first + i}`
   return `INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS})
     SELECT ${p(0)}::text, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::timestamptz, ${p(6)}::float8, ${p(7)}::text,
-      ${p(8)}::int, ${p(9)}::jsonb, ${p(10)}::text, ${p(11)}::text, ${p(12)}::timestamptz, ${p(13)}::text, ${p(14)}::text, ${p(15)}::text
+      ${p(8)}::int, ${p(9)}::jsonb, ${p(10)}::text, ${p(11)}::text, ${p(12)}::timestamptz, ${p(13)}::text, ${p(14)}::text, ${p(15)}::text, ${p(16)}::text
     WHERE ${when}
     ON CONFLICT (id) DO UPDATE SET duration_ms = excluded.duration_ms, status = excluded.status, http_status = excluded.http_status,
       ports = excluded.ports, failed_node_id = excluded.failed_node_id, error = excluded.error, input = excluded.input, trace = excluded.trace

@@ -11,6 +11,9 @@ import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type Deliver
 import type { RecordedListeners } from '../recorded.js'
 import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, runValues } from '../rows.js'
 
+/** The values of `runValues`: the record's columns, then input and trace. */
+const RUN_VALUE_COUNT = RUN_COLUMNS.split(',').length + RUN_DETAIL_COLUMNS.split(',').length
+
 interface ParkedRow {
   id: string
   project_id: string
@@ -25,7 +28,7 @@ interface ParkedRow {
   claim_token: string
 }
 
-const UPSERT_RUN = `INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS}) VALUES (${Array(16).fill('?').join(', ')})
+const UPSERT_RUN = `INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS}) VALUES (${Array(RUN_VALUE_COUNT).fill('?').join(', ')})
   ON CONFLICT (id) DO UPDATE SET duration_ms = excluded.duration_ms, status = excluded.status, http_status = excluded.http_status,
     ports = excluded.ports, failed_node_id = excluded.failed_node_id, error = excluded.error, input = excluded.input, trace = excluded.trace`
 
