@@ -11,6 +11,7 @@ import type { RunInput } from '../model/run.js'
 import { bodyErrors, type BodyCheck, formatErrors, type InputLocation, isViewSafe } from './input-errors.js'
 import { MORE_ERRORS, POSSIBLY_MORE_ERRORS } from './reason.js'
 import { unstorableTextErrors } from './unstorable-text.js'
+import { isRecord } from '../internal/is-record.js'
 
 export type { InputLocation } from './input-errors.js'
 
@@ -130,7 +131,7 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
     if (found.length) addBodyErrors(found)
     else {
       validated.body = body
-      if (isPlainObject(body)) Object.assign(values, body)
+      if (isRecord(body)) Object.assign(values, body)
     }
   }
 
@@ -183,7 +184,7 @@ function compileInputs(inputs: StartInputs, flowAccept: readonly BodyType[]): Co
         name,
         lookup: location === 'headers' ? name.toLowerCase() : name,
         isArray: isArraySchema(property),
-        isBoolean: isPlainObject(property) && property.type === 'boolean',
+        isBoolean: isRecord(property) && property.type === 'boolean',
       })),
     })
   }
@@ -239,21 +240,17 @@ const BOOLEAN_TEXT: Record<string, string> = { '1': 'true', '0': 'false' }
 
 function propertiesOf(schema: JsonSchema): Record<string, unknown> {
   const properties = schema.properties
-  return isPlainObject(properties) ? properties : {}
+  return isRecord(properties) ? properties : {}
 }
 
 function isArraySchema(schema: unknown): boolean {
-  if (!isPlainObject(schema)) return false
+  if (!isRecord(schema)) return false
   const type = schema.type
   return type === 'array' || (Array.isArray(type) && type.includes('array'))
 }
 
 function hasDefaultKeyword(schema: unknown): boolean {
   if (Array.isArray(schema)) return schema.some(hasDefaultKeyword)
-  if (!isPlainObject(schema)) return false
+  if (!isRecord(schema)) return false
   return Object.hasOwn(schema, 'default') || Object.values(schema).some(hasDefaultKeyword)
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

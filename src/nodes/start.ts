@@ -16,6 +16,7 @@ import {
 } from '../model/project.js'
 import { CORS_SCHEMA } from '../model/shapes.js'
 import type { NodeKind, NodeRequestDoc, SettingsCheckContext, SettingsProblem } from './types.js'
+import { isRecord } from '../internal/is-record.js'
 
 /** How far a Stripe or Slack signature's timestamp may be from now (their libraries' default too). */
 const DEFAULT_TOLERANCE_SECONDS = 300
@@ -162,8 +163,6 @@ export const startNode: NodeKind = {
 const INPUT_SECTIONS = ['body', 'path', 'query', 'headers'] as const
 const DEFAULT_API_KEY_HEADER = 'X-API-Key'
 const BODY_TYPES: readonly BodyType[] = ['json', 'form', 'text']
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 function readAuth(value: unknown): AuthSettings | null {
   if (!isRecord(value)) return null
