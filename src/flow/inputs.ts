@@ -5,8 +5,7 @@
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../model/project.js'
-import { inputSchemaProblem } from '../project/ajv.js'
-import { patternEngine } from '../project/safe-pattern.js'
+import { compileUserSchema, createUserSchemaAjv } from '../project/ajv.js'
 import type { RunInput } from '../model/run.js'
 import { bodyErrors, type BodyCheck, formatErrors, type InputLocation, isViewSafe } from './input-errors.js'
 import { MORE_ERRORS, POSSIBLY_MORE_ERRORS } from './reason.js'
@@ -52,31 +51,15 @@ interface CompiledInputs {
   bodySchema: JsonSchema | undefined
 }
 
-// `strict: false`: a user's unknown keyword (x-…) is ignored, never fatal. Parameters arrive as text,
-// so they are coerced ('array' also wraps a single value for an array-typed property); the body is not.
-// `pattern`s run on RE2 (linear time), so no input can make validation backtrack for seconds.
-// A body is checked first by a validator that stops at its first error, and only an invalid one
-// again with every error (input-errors.ts: a huge invalid body must stay cheap to reject).
-const parameterAjv = createAjv(true, true)
-const formFirstAjv = createAjv(true, false)
-const bodyAjv = createAjv(false, true)
-const bodyFirstAjv = createAjv(false, false)
-
-// `validateSchema: false`: compileSchema checks each schema with the loader's precompiled meta-schema
-// check instead; ajv's own check compiled the draft-07 meta-schema once per instance, which was half of
-// the compile time of a project's input schemas (~35 ms of `flowctl test` on the example).
-function createAjv(coerce: boolean, allErrors: boolean): Ajv {
-  const ajv = new Ajv({
-    coerceTypes: coerce ? 'array' : false,
-    useDefaults: true,
-    allErrors,
-    strict: false,
-    validateSchema: false,
-    code: { regExp: patternEngine },
-  })
-  addFormats.default(ajv)
-  return ajv
-}
+// One factory (project/ajv.ts) for every ajv that compiles a user's schema. Parameters arrive as
+// text, so they are coerced; the body is not. A body is checked first by a validator that stops at
+// its first error, and only an invalid one again with every error (input-errors.ts: a huge invalid
+// body must stay cheap to reject).
+const AJV_LIBRARY = { Ajv, addFormats: addFormats.default }
+const parameterAjv = createUserSchemaAjv(AJV_LIBRARY, { coerce: true, allErrors: true })
+const formFirstAjv = createUserSchemaAjv(AJV_LIBRARY, { coerce: true, allErrors: false })
+const bodyAjv = createUserSchemaAjv(AJV_LIBRARY, { coerce: false, allErrors: true })
+const bodyFirstAjv = createUserSchemaAjv(AJV_LIBRARY, { coerce: false, allErrors: false })
 
 const compiledByFlow = new WeakMap<Flow, CompiledInputs>()
 
@@ -179,7 +162,7 @@ function compileInputs(inputs: StartInputs, flowAccept: readonly BodyType[]): Co
     const effective = location === 'path' ? { ...schema, required: Object.keys(properties) } : schema
     parameters.push({
       location,
-      validate: compileSchema(parameterAjv, effective),
+      validate: compileUserSchema(parameterAjv, effective),
       properties: Object.entries(properties).map(([name, property]) => ({
         name,
         lookup: location === 'headers' ? name.toLowerCase() : name,
@@ -205,19 +188,7 @@ function formValidatorOf(compiled: CompiledInputs): BodyValidator | null {
 /** The two validators of a body schema: the first-error one now, the every-error one when first needed. */
 function bodyCheck(firstAjv: Ajv, allAjv: Ajv, schema: JsonSchema): BodyCheck {
   let all: ValidateFunction | undefined
-  return { first: compileSchema(firstAjv, schema), all: () => (all ??= compileSchema(allAjv, schema)), viewSafe: isViewSafe(schema) }
-}
-
-/** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there.
- *  An invalid schema throws, as ajv's compile does (the loader reports it on the Start node first). */
-function compileSchema(ajv: Ajv, schema: JsonSchema): ValidateFunction {
-  const problem = inputSchemaProblem(schema)
-  if (problem) throw new Error(`schema is invalid: ${problem.message}`)
-  try {
-    return ajv.compile(schema)
-  } finally {
-    ajv.removeSchema(schema)
-  }
+  return { first: compileUserSchema(firstAjv, schema), all: () => (all ??= compileUserSchema(allAjv, schema)), viewSafe: isViewSafe(schema) }
 }
 
 /** The declared parameters present in the input: arrays only for array-typed properties. */
