@@ -2,7 +2,7 @@
 // the run form; POST: the form's run), `/runs/<projectId>/<runId>` (the run inspector) and
 // `POST /runs/<projectId>/<runId>/replay` (its Replay button). Reading needs a loopback request or
 // the viewer role; running and replaying need a loopback request or the editor or owner role.
-import { getRouterParam, type H3Event } from 'h3'
+import { getQuery, getRouterParam, type H3Event } from 'h3'
 import { ERROR_CATALOG, httpError, isFlowctlError } from '../../errors.js'
 import { capErrorList } from '../../flow/reason.js'
 import { isReplayRefusal, replayRun } from '../../flow/replay.js'
@@ -119,7 +119,7 @@ export function runPageHandler(context: AppContext) {
   }
 }
 
-/** The Replay button (a plain form): replays, then shows the new run (303 See Other). */
+/** The Replay button (a plain form): replays, then shows the new run (303 See Other). `?from=failed`: the "Retry from failed node" button. */
 export function replayFormHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
     const access = await pageAccess(context, event, 'run')
@@ -130,7 +130,9 @@ export function replayFormHandler(context: AppContext) {
     const store = await context.workspace.storeFor(projectId)
     if (!store) return messagePage(503, 'Store unavailable', 'The run history of this project cannot be read right now.')
     try {
-      const { outcome } = await replayRun({ project, store, runId: getRouterParam(event, 'runId') ?? '', trigger: 'http', signal: context.options.signal })
+      const from = getQuery(event).from === 'failed' ? 'failed' : undefined
+      const runId = getRouterParam(event, 'runId') ?? ''
+      const { outcome } = await replayRun({ project, store, runId, trigger: 'http', signal: context.options.signal, from })
       if (outcome.kind === 'invalid') {
         return messagePage(
           400,

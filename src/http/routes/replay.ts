@@ -2,7 +2,8 @@
 // current version, for a loopback caller or a signed-in editor or owner. The answer has the shape
 // of `?_trace=1` with `replayOf`: `{ runId, replayOf, response: { status, body }, trace }` with the
 // run's status, or `{ ok: false, errors, nodeId, runId, replayOf, trace }` (500) when a node failed.
-import { getRouterParam, type H3Event } from 'h3'
+// `?from=failed` (SPEC §22) retries from the failed step instead; the answer adds `resumedFrom`.
+import { getQuery, getRouterParam, type H3Event } from 'h3'
 import { httpError } from '../../errors.js'
 import { isReplayRefusal, replayRun } from '../../flow/replay.js'
 import { isCrossSite, requireAccess } from '../access.js'
@@ -19,17 +20,27 @@ export function replayHandler(context: AppContext) {
     const store = await context.workspace.storeFor(projectId)
     if (!store) throw httpError('STORE_UNAVAILABLE')
     const runId = getRouterParam(event, 'runId') ?? ''
+    const from = replayFrom(getQuery(event).from)
     try {
-      const { flow, outcome } = await replayRun({ project, store, runId, trigger: 'http', trace: true, signal: context.options.signal })
+      const { flow, outcome } = await replayRun({ project, store, runId, trigger: 'http', trace: true, signal: context.options.signal, from })
       if (outcome.kind === 'invalid') {
         logRejected(context, projectId, flow.slug, outcome.errors)
         throw httpError('INPUT_INVALID', outcome.errors, { fields: { replayOf: runId } })
       }
       const headers = { 'x-run-id': outcome.runId, 'cache-control': 'no-store' }
+      const resumed = from ? { resumedFrom: outcome.record.resumedFrom } : {}
       if (outcome.kind === 'failed') {
         return jsonResponse(
           500,
-          { ok: false, errors: [`node ${outcome.nodeId} failed`], nodeId: outcome.nodeId, runId: outcome.runId, replayOf: runId, trace: outcome.trace ?? null },
+          {
+            ok: false,
+            errors: [`node ${outcome.nodeId} failed`],
+            nodeId: outcome.nodeId,
+            runId: outcome.runId,
+            replayOf: runId,
+            ...resumed,
+            trace: outcome.trace ?? null,
+          },
           headers,
         )
       }
@@ -37,7 +48,7 @@ export function replayHandler(context: AppContext) {
       const status = outcome.status === 204 || outcome.status === 205 || outcome.status === 304 ? 200 : outcome.status
       return jsonResponse(
         status,
-        { runId: outcome.runId, replayOf: runId, response: { status: outcome.status, body: outcome.body ?? null }, trace: outcome.trace ?? null },
+        { runId: outcome.runId, replayOf: runId, ...resumed, response: { status: outcome.status, body: outcome.body ?? null }, trace: outcome.trace ?? null },
         headers,
       )
     } catch (error) {
@@ -46,4 +57,11 @@ export function replayHandler(context: AppContext) {
       throw error
     }
   }
+}
+
+/** `?from=failed` retries from the failed step; no `from` replays the whole run; anything else is a 400. */
+function replayFrom(value: unknown): 'failed' | undefined {
+  if (value === undefined) return undefined
+  if (value === 'failed') return 'failed'
+  throw httpError('BAD_REQUEST', ['from: must be "failed" (or left out to replay the whole run)'])
 }
