@@ -101,7 +101,8 @@ function byAge(a: AsyncCandidate, b: AsyncCandidate): number {
   return compareText(a.receivedAt, b.receivedAt) || compareText(a.id, b.id)
 }
 
-export type AsyncRunStatus = 'queued' | 'running' | 'success' | 'error'
+/** `waiting`: the run parked at a callback wait or a long sleep (SPEC §22). */
+export type AsyncRunStatus = 'queued' | 'running' | 'waiting' | 'success' | 'error'
 
 /** The answer of `GET /api/result/<projectId>/<runId>`, plus the flow (its Start decides the auth). */
 export interface AsyncRunState {
