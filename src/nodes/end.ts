@@ -1,3 +1,4 @@
+import { isRecord } from '../internal/is-record.js'
 import { defineNodeKind } from './define.js'
 import type { NodeResponseDoc } from './types.js'
 
@@ -6,8 +7,6 @@ export const DEFAULT_END_STATUS = 200
 
 /** Headers the Run API owns: an End cannot set them (transport), or the document names them itself. */
 const UNDOCUMENTED_HEADERS = new Set(['content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'x-run-id'])
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 export interface EndSettings {
   status: number

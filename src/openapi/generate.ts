@@ -19,6 +19,8 @@ import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'
 import type { NodeRequestDoc } from '../nodes/types.js'
 import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './types.js'
+import { isRecord } from '../internal/is-record.js'
+import { compareText } from '../internal/compare.js'
 
 export type { OpenApiDocument } from './types.js'
 
@@ -46,7 +48,7 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
     if (flow.start?.http) callables.push({ path: runPath(projectId, flow, flow.start), flow, start: flow.start })
   }
   // Plain code-unit order: the same on every machine, whatever the locale.
-  callables.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  callables.sort((a, b) => compareText(a.path, b.path))
 
   const security = new SecuritySchemes()
   const asyncStarts = callables.filter(({ start }) => start.respond === 'async').map(({ start }) => start)
@@ -83,7 +85,7 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
   // Plain code-unit order again: the result path sits among the run paths.
   const sortedPaths = Object.fromEntries(
     Object.keys(paths)
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .sort(compareText)
       .map((key) => [key, paths[key]!]),
   )
 
@@ -128,7 +130,7 @@ function buildParameters(start: StartInfo, own: NodeRequestDoc['parameters']): O
 }
 
 function parameter(name: string, location: OpenApiParameter['in'], property: unknown, required: boolean): OpenApiParameter {
-  const schema = property && typeof property === 'object' && !Array.isArray(property) ? toOpenApiSchema(property as JsonSchema) : {}
+  const schema = isRecord(property) ? toOpenApiSchema(property as JsonSchema) : {}
   return {
     name,
     in: location,

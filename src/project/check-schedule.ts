@@ -8,8 +8,7 @@ import type { NodeEntry } from './node-entries.js'
 import { plainlySatisfies } from './plain-schema.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import type { ProblemCollector } from './yaml-source.js'
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
+import { isRecord } from '../internal/is-record.js'
 
 /** A scheduled flow that anyone can also call over HTTP is usually a mistake (SPEC §11). */
 export function warnOpenScheduledFlow(entry: NodeEntry, start: StartInfo, collector: ProblemCollector): void {

@@ -4,7 +4,8 @@
 import { corsProblem } from '../../model/cors.js'
 import { corsFor, type JsonSchema, type StartSettings } from '../../model/project.js'
 import type { SettingsCheckContext, SettingsProblem } from '../types.js'
-import { INPUT_SECTIONS, isRecord } from './settings.js'
+import { isRecord } from '../../internal/is-record.js'
+import { INPUT_SECTIONS } from './settings.js'
 
 /** An HTTP header name (RFC 9110 token); anything else makes every request fail inside fetch/Headers. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/

@@ -1,7 +1,7 @@
 // A Start's part of the OpenAPI document: the operation's parameters and request body.
 import type { JsonSchema, StartSettings } from '../../model/project.js'
 import type { NodeRequestDoc } from '../types.js'
-import { isRecord } from './settings.js'
+import { isRecord } from '../../internal/is-record.js'
 
 /** The operation's parameters (path, query and header inputs) and body (one media type per accepted body type). */
 export function documentedRequest(start: StartSettings): NodeRequestDoc {

@@ -1,6 +1,7 @@
 // A Start's settings as one typed value (StartSettings), every default applied here: the method, the
 // credential (its header), the body types, respond, CORS, idempotency and concurrency. Parsed once
 // when the project loads; the Run API, the scheduler and the OpenAPI generator read only this.
+import { isRecord } from '../../internal/is-record.js'
 import { readCors } from '../../model/cors.js'
 import {
   HTTP_METHODS,
@@ -26,7 +27,6 @@ const SCHEME_HEADERS: Record<HmacScheme, string> = { stripe: 'Stripe-Signature',
 export const INPUT_SECTIONS = ['body', 'path', 'query', 'headers'] as const
 const BODY_TYPES: readonly BodyType[] = ['json', 'form', 'text']
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 const text = (value: unknown) => (typeof value === 'string' ? value : '')
 
 /** The Start's settings with their defaults. Reads defensively: it also runs on settings the schema refused. */
