@@ -105,6 +105,9 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
       throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
     }
     const { listenApp } = await import('../serve/listen.js')
+    // Last thing before listening: what start-up left behind goes back to the system.
+    const { compactHeap } = await import('../serve/compact-heap.js')
+    compactHeap()
     // Behind a proxy every socket is the proxy's: no cap per address there.
     server = await listenApp(app, {
       host,
