@@ -71,10 +71,6 @@ interface Io {
 async function serve(dirs: string[], options: ServeOptions, stopRequested: Promise<void>, { out, err, env, cwd }: Io): Promise<void> {
   const { startRuntime } = await import('../serve/runtime.js')
   const runtime = await startRuntime(dirs, { env, log: err, watch: options.watch !== false })
-  // bin/flowctl.js kept V8's young generation at its first size while the projects loaded (a load's
-  // survivors made V8 double it up to 2 x 16 MB, for good). Under requests V8 grows it as it would
-  // by default again (2 is V8's default factor), so per-request GC is what it was.
-  process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=2')
   const { workspace } = runtime
 
   const shutdown = new AbortController()
@@ -121,6 +117,11 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     throw listenError(error, host, port)
   }
   const baseUrl = server.url
+  // bin/flowctl.js kept V8's young generation at its first size while the projects loaded and the
+  // app was built (a load's survivors made V8 double it up to 2 x 16 MB, for good). Under requests
+  // V8 grows it as it would by default again (2 is V8's default factor), so per-request GC is what
+  // it was.
+  process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=2')
 
   if (options.cron) runtime.startCron()
   // Async runs queued before this start (a restart after a crash) are taken up at once.
