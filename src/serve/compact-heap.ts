@@ -11,6 +11,8 @@ export function compactHeap(): void {
   const vm = process.getBuiltinModule('node:vm')
   v8.setFlagsFromString('--expose-gc')
   const gc = vm.runInNewContext('gc') as (() => void) | undefined
+  // Contexts made later (an embedder's, a test runner's) get no `gc` global from this.
+  v8.setFlagsFromString('--no-expose-gc')
   if (typeof gc !== 'function') return
   v8.setFlagsFromString('--compact-on-every-full-gc')
   try {
