@@ -95,7 +95,8 @@ const chunkFiles = new Set(output.map((chunk) => chunk.fileName))
 for (const chunk of output) {
   for (const id of chunk.type === 'chunk' ? [...chunk.imports, ...chunk.dynamicImports] : []) {
     const name = packageName(id)
-    if (name !== null && !chunkFiles.has(id) && !isBuiltin(id) && !(name in dependencies) && !LISTHEN_OPTIONAL.has(name)) missing.add(`${name} (from ${chunk.fileName})`)
+    if (name !== null && !chunkFiles.has(id) && !isBuiltin(id) && !(name in dependencies) && !LISTHEN_OPTIONAL.has(name))
+      missing.add(`${name} (from ${chunk.fileName})`)
   }
 }
 if (missing.size) {
