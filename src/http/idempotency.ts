@@ -106,7 +106,7 @@ export function callerOf(auth: AuthSettings | null, headers: Headers, headerInpu
 function presentedCredential(auth: AuthSettings | null, headers: Headers): string | null {
   if (!auth || auth.type === 'hmac') return null
   if (auth.type === 'bearer' || auth.type === 'basic') return authorizationCredentials(headers, auth.type)
-  return headers.get(auth.header || 'X-API-Key')
+  return headers.get(auth.header)
 }
 
 /** What the request asks: the same key with a different fingerprint is a 422. */

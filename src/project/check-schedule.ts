@@ -1,6 +1,6 @@
 // A flow's schedule: its cron, timezone and input (checked against the Start's body schema), and the
 // warning about a scheduled flow anyone can also call. The Start's own settings are read by its kind
-// (src/nodes/start.ts).
+// (src/nodes/start/).
 import { checkCronExpression, isValidTimezone } from '../language/cron.js'
 import { compileInputSchema } from './ajv.js'
 import type { JsonSchema, Schedule, StartInfo } from '../model/project.js'
