@@ -27,7 +27,8 @@ import { newRunId } from '../store/ids.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'
-import type { NodeFetch, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
+import type { NodeFetch, RunOptions, RunOutcome, RunSleep, Trace, TraceStep } from '../model/run.js'
+import { runResponse } from './answer.js'
 import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
 
 // Run ids are made in store/ids.ts (CSPRNG, SPEC §19); callers of the engine keep importing them here.
@@ -124,19 +125,18 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   // Committed before the caller answers: a run whose response was sent is in history. The run's
   // inserts commit in the same transaction (one commit per run; run-documents.ts).
   const documents = await walk.documents.take()
-  if (options.recordRun) await options.recordRun(record, details, responseOf(ending, runId, flow.slug), documents)
-  else await store.recordRun(record, project.settings.limits.historyRuns, details, documents)
-
   const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: maskSteps(walk.steps, project) } } : {}
-  if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
-  return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
+  const outcome = outcomeOf(ending, record, trace)
+  // `runResponse`: the answer a caller gets (answer.ts), kept with an async run's result.
+  if (options.recordRun) await options.recordRun(record, details, runResponse(outcome), documents)
+  else await store.recordRun(record, project.settings.limits.historyRuns, details, documents)
+  return outcome
 }
 
-/** The answer a caller gets for this ending (the Run API's 500 body for a failure; SPEC §5.1). */
-function responseOf(ending: Ending, runId: string, slug: string): RunResponse {
-  if (ending.kind === 'response') return { status: ending.status, body: ending.body ?? null }
-  const errors = [ending.nodeId ? `node ${ending.nodeId} failed` : `flow ${slug} failed`]
-  return { status: 500, body: { ok: false, errors, nodeId: ending.nodeId, runId } }
+function outcomeOf(ending: Ending, record: RunRecord, trace: { trace?: Trace }): RunOutcome {
+  const runId = record.id
+  if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
+  return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
 }
 
 /** One run (or sub-flow run) in progress. `current` is the node that fails when anything throws. */
