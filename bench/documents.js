@@ -18,8 +18,8 @@ import { findNode } from '../dist/nodes/find.js'
 import { getNode } from '../dist/nodes/get.js'
 import { canonicalJson } from '../dist/store/filter-sql.js'
 import { newDocumentId } from '../dist/store/ids.js'
-import { openPostgresStore } from '../dist/store/postgres.js'
-import { openSqliteStore } from '../dist/store/sqlite.js'
+import { openPostgresStore } from '../dist/store/postgres/index.js'
+import { openSqliteStore } from '../dist/store/sqlite/index.js'
 import { withBenchSchema } from './lib/pg-schema.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
 
@@ -137,7 +137,7 @@ async function sqlite(seeded) {
     db.exec('ANALYZE')
     db.close()
     const store = await openSqliteStore(file)
-    await store.ensureIndexes({ tickets: [['code']] })
+    await store.documents.ensureIndexes({ tickets: [['code']] })
     await measure('SQLite', store, seeded)
     await store.close()
   } finally {
@@ -158,7 +158,7 @@ async function postgres(url, seeded) {
         [PROJECT, part.map((d) => d.id), part.map((d) => d.body)],
       )
     }
-    await store.ensureIndexes({ tickets: [['code']] })
+    await store.documents.ensureIndexes({ tickets: [['code']] })
     await client.query('ANALYZE documents')
     await client.end()
     await measure('PostgreSQL', store, seeded)

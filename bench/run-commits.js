@@ -28,10 +28,12 @@ function writeOrderProject(dir) {
 if (process.argv[2] === '--child') {
   const [tree, dir, databaseUrl] = process.argv.slice(3)
   const load = (path) => import(pathToFileURL(join(tree, 'dist', path)).href)
+  // A driver is a folder since the store was split into ports; older trees have one file.
+  const loadStore = (name) => load(`store/${name}/index.js`).catch(() => load(`store/${name}.js`))
   const [{ loadProject }, { runFlow }, stores] = await Promise.all([
     load('project/load.js'),
     load('flow/engine.js'),
-    databaseUrl ? load('store/postgres.js') : load('store/sqlite.js'),
+    loadStore(databaseUrl ? 'postgres' : 'sqlite'),
   ])
   const project = await loadProject(dir, { env: { BENCH_TOKEN } })
   const store = databaseUrl ? await stores.openPostgresStore(databaseUrl) : await stores.openSqliteStore(join(dir, '.flowctl', 'flowctl.db'))

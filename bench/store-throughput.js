@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openSqliteStore } from '../dist/store/sqlite.js'
-import { openPostgresStore } from '../dist/store/postgres.js'
+import { openSqliteStore } from '../dist/store/sqlite/index.js'
+import { openPostgresStore } from '../dist/store/postgres/index.js'
 import { withBenchSchema } from './lib/pg-schema.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
 
@@ -89,7 +89,7 @@ async function sqlite() {
       const mode = concurrent ? 'concurrent' : 'sequential'
       const file = join(dir, `${mode}.db`)
       const store = await openSqliteStore(file)
-      const flowctl = await rate((run) => store.recordRun(run, CAP), concurrent)
+      const flowctl = await rate((run) => store.history.recordRun(run, CAP), concurrent)
       await store.close()
       // The same table, pragmas and row, straight through better-sqlite3.
       const db = new Database(file)
@@ -115,7 +115,7 @@ async function postgres(url) {
     for (const concurrent of [false, true]) {
       const mode = concurrent ? 'concurrent' : 'sequential'
       const store = await openPostgresStore(url, { schema })
-      const flowctl = await rate((run) => store.recordRun(run, CAP), concurrent)
+      const flowctl = await rate((run) => store.history.recordRun(run, CAP), concurrent)
       await store.close()
       // A pool of the same size as the store's, one named INSERT per run.
       const pool = new pg.Pool({ connectionString: url, max: 10, options: `-c search_path=${schema}` })

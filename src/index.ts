@@ -17,7 +17,20 @@ export type { NodeContext, NodeKind, NodeRequestDoc, NodeResponseDoc, NodeResult
 export { openProjectStore, type OpenProjectStoreOptions } from './serve/project-store.js'
 export { openStore, type DatabaseTarget, type OpenStoreOptions } from './store/index.js'
 export { resolveDatabase } from './project/database.js'
-export type { Heartbeat, OutboxMessage, RunQuery, RunRecord, RunStatus, RunTrigger, Store } from './model/store.js'
+export type {
+  DocumentsPort,
+  Heartbeat,
+  HistoryPort,
+  OutboxMessage,
+  QueuePort,
+  RecordedListener,
+  RunQuery,
+  RunRecord,
+  RunStatus,
+  RunTrigger,
+  SchedulesPort,
+  Store,
+} from './model/store.js'
 
 export { generateOpenApi, type GenerateOptions, type OpenApiDocument } from './openapi/generate.js'
 

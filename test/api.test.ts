@@ -57,7 +57,7 @@ describe('public API', () => {
         input: { body: { items: [{ sku: 'A', price: 2.5, qty: 2 }] } },
       })
       expect(outcome).toMatchObject({ kind: 'response', status: 200, body: { total: 5, currency: 'EUR' } })
-      const [newest] = await store.listRuns({ projectId: 'shop', limit: 1 })
+      const [newest] = await store.history.listRuns({ projectId: 'shop', limit: 1 })
       expect(newest).toMatchObject({ id: outcome.kind === 'response' ? outcome.runId : '', flow: 'quote', status: 'success' })
     } finally {
       await store.close()

@@ -36,12 +36,12 @@ export function defineDocumentsCommand(program: Command, context: CommandContext
       const projectId = project.settings.projectId
       try {
         if (collection === undefined || query === null) {
-          const collections = await store.listCollections(projectId)
+          const collections = await store.documents.listCollections(projectId)
           if (context.output.json) context.output.data(collections)
           else printCollections(context.output, collections)
           return
         }
-        const result = await store.findDocuments(projectId, collection, { ...query, newestFirst: true })
+        const result = await store.documents.find(projectId, collection, { ...query, newestFirst: true })
         if (context.output.json) context.output.data({ collection, count: result.count, documents: result.documents })
         else printDocuments(context.output, collection, result, { sorted: query.sort.length > 0, filtered: flags.filter !== undefined })
       } finally {

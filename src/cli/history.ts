@@ -34,7 +34,7 @@ export function defineHistoryCommand(program: Command, context: CommandContext):
       if (!Number.isInteger(limit) || limit < 1) throw new FlowctlError('USAGE', `--limit expects a positive whole number, got "${flags.limit}"`)
       const { project, store } = await openProject(context, projectDir(context, flags.project), { printProblems: false })
       try {
-        const runs = await store.listRuns({ projectId: project.settings.projectId, flow: flags.flow, status, limit })
+        const runs = await store.history.listRuns({ projectId: project.settings.projectId, flow: flags.flow, status, limit })
         if (context.output.json) context.output.data(runs)
         else printRuns(context.output, runs)
       } finally {
@@ -53,7 +53,7 @@ export function defineHistoryCommand(program: Command, context: CommandContext):
       const parentProject = (history.opts() as HistoryFlags).project
       const { project, store } = await openProject(context, projectDir(context, flags.project ?? parentProject), { printProblems: false })
       try {
-        const run = await store.getRun(project.settings.projectId, runId)
+        const run = await store.history.getRun(project.settings.projectId, runId)
         if (!run) throw new FlowctlError('RUN_NOT_FOUND', `no run with id "${runId}" in project ${project.settings.projectId}`)
         if (context.output.json) context.output.data(run)
         else printRun(context.output, run)

@@ -5,7 +5,7 @@ import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
 import { FinalFailure, RunBudgetSpent, StepFailure, type NodeContext, type NodeKind, type NodeResult, type SubFlowResult } from '../nodes/types.js'
 import type { Flow, FlowNode, Project } from '../model/project.js'
-import type { RunRecord, Store } from '../model/store.js'
+import type { DocumentsPort, RunRecord } from '../model/store.js'
 import { validateInputs } from './inputs.js'
 import { keepsDetails, runDetailsText } from './run-details.js'
 import { setTimeout as sleepFor } from 'node:timers/promises'
@@ -68,10 +68,9 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const walk = newWalk({
     flow,
     project,
-    store,
     run,
     inputs: checked.values,
-    documents: new RunDocuments(store, project.settings.projectId, options.insertIds),
+    documents: new RunDocuments(store.documents, project.settings.projectId, options.insertIds),
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
     // Steps are kept for a trace answer and for the stored run (history.keep), with raw outputs.
     steps: options.trace || keep !== 'none' ? [] : null,
@@ -129,7 +128,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const outcome = outcomeOf(ending, record, trace)
   // `runResponse`: the answer a caller gets (answer.ts), kept with an async run's result.
   if (options.recordRun) await options.recordRun(record, details, runResponse(outcome), documents)
-  else await store.recordRun(record, project.settings.limits.historyRuns, details, documents)
+  else await store.history.recordRun(record, project.settings.limits.historyRuns, details, documents)
   return outcome
 }
 
@@ -143,8 +142,7 @@ function outcomeOf(ending: Ending, record: RunRecord, trace: { trace?: Trace }):
 interface Walk {
   flow: Flow
   project: Project
-  store: Store
-  /** The run's documents handle (its pending inserts), shared with its sub-flows. */
+  /** The run's documents port (its pending inserts), shared with its sub-flows. */
   documents: RunDocuments
   run: NodeContext['run']
   scope: Scope
@@ -171,10 +169,7 @@ interface Walk {
   span: TraceSpan | null
 }
 
-type WalkStart = Pick<
-  Walk,
-  'flow' | 'project' | 'store' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span'
->
+type WalkStart = Pick<Walk, 'flow' | 'project' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span'>
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
 const timerSleep: RunSleep = (ms, signal) => sleepFor(ms, undefined, { signal })
@@ -186,7 +181,6 @@ function newWalk(start: WalkStart): Walk {
   return {
     flow: start.flow,
     project: start.project,
-    store: start.store,
     documents: start.documents,
     run: start.run,
     scope,
@@ -224,8 +218,8 @@ class StepContext implements NodeContext {
     return this.walk.project
   }
 
-  get store(): Store {
-    return this.walk.documents.view()
+  get documents(): DocumentsPort {
+    return this.walk.documents
   }
 
   get resolve(): (value: unknown) => unknown {
@@ -270,7 +264,7 @@ class StepContext implements NodeContext {
   }
 }
 
-/** Runs another flow of the project inside this run: same run id, stopper and store; its own scope. */
+/** Runs another flow of the project inside this run: same run id, stopper and documents; its own scope. */
 async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { steps: TraceStep[] } | null, span: TraceSpan | null): Promise<SubFlowResult> {
   const flow = parent.project.flows.get(slug)
   if (!flow?.start) throw new Error(`there is no flow "${slug}" with a start node to call`)
@@ -286,7 +280,6 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
   const walk = newWalk({
     flow,
     project: parent.project,
-    store: parent.store,
     documents: parent.documents,
     run: parent.run,
     inputs: checked.values,

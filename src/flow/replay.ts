@@ -34,7 +34,7 @@ export interface Replay {
 export async function replayRun(options: ReplayOptions): Promise<Replay> {
   const { project, store, runId } = options
   const projectId = project.settings.projectId
-  const original = await store.getRun(projectId, runId)
+  const original = await store.history.getRun(projectId, runId)
   if (!original) throw new FlowctlError('RUN_NOT_FOUND', `no run with id "${runId}" in project ${projectId}`)
   const flow = project.flows.get(original.flow)
   if (!flow?.start) throw new FlowctlError('FLOW_NOT_FOUND', `run ${runId} was a run of flow "${original.flow}", which the project no longer has`)

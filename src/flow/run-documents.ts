@@ -1,35 +1,28 @@
-// One commit per run: the documents handle a run's nodes see as `context.store`. An insert gets its
+// One commit per run: the documents port a run's nodes see as `context.documents`. An insert gets its
 // id at once (later nodes can use it) and joins the run's pending writes, which the engine hands to
-// `recordRun` (or an async run's `finishAsyncRun`): they commit in the record's transaction, so a
+// `history.recordRun` (or an async run's `queue.finish`): they commit in the record's transaction, so a
 // run's writes become visible together with its record. A node that reads or changes documents
 // while writes are pending commits them first (`insertRunDocuments`, one more commit for that run
 // only), so a run always sees its own writes. Sub-flows (`call`, `each`) share their run's handle.
+import type { FilterNode } from '../model/document-filter.js'
 import type { InsertIds } from '../model/run.js'
-import type { RunDocument, Store } from '../model/store.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, DocumentsPort, RunDocument } from '../model/store.js'
 import { newDocumentId } from '../store/ids.js'
 
-/** Store methods that read or change stored documents: pending inserts are committed before them. */
-const READS = new Set<PropertyKey>(['getDocument', 'findDocuments', 'updateDocuments', 'deleteDocuments', 'listCollections'])
-
-export class RunDocuments {
+/** The run's view of the documents port: inserts are buffered; reads and changes commit them first. */
+export class RunDocuments implements DocumentsPort {
   /** Inserts not committed yet, in insertion order. */
   private pending: RunDocument[] = []
   /** The commits of pending inserts under way, one after another (each sub-flow may ask for one). */
   private flushing: Promise<void> | null = null
-  private handle: Store | null = null
   /** Set once the record took the pending inserts: a node still going (a timed-out run's) writes on its own. */
   private ended = false
 
   constructor(
-    private readonly store: Store,
+    private readonly documents: DocumentsPort,
     private readonly projectId: string,
     private readonly ids: InsertIds | undefined,
   ) {}
-
-  /** The store as the run's nodes see it (made the first time a node asks). */
-  view(): Store {
-    return (this.handle ??= this.makeView())
-  }
 
   /**
    * The inserts to commit with the record, once every commit under way has settled (one that failed
@@ -43,8 +36,8 @@ export class RunDocuments {
     return taken
   }
 
-  private insert(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
-    if (this.ended || projectId !== this.projectId) return this.store.insertDocument(projectId, collection, document, givenId)
+  insert(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
+    if (this.ended || projectId !== this.projectId) return this.documents.insert(projectId, collection, document, givenId)
     const keepExisting = givenId === undefined && this.ids !== undefined && this.ids.keepExisting
     const id = givenId ?? this.ids?.next(collection) ?? newDocumentId()
     this.pending.push({ collection, id, document, keepExisting })
@@ -60,7 +53,7 @@ export class RunDocuments {
       if (batch.length === 0) return
       this.pending = []
       try {
-        await this.store.insertRunDocuments(this.projectId, batch)
+        await this.documents.insertRunDocuments(this.projectId, batch)
       } catch (error) {
         this.pending = [...batch, ...this.pending]
         throw error
@@ -75,27 +68,36 @@ export class RunDocuments {
     return current
   }
 
-  private makeView(): Store {
-    const insert: Store['insertDocument'] = (...args) => this.insert(...args)
-    const bound = new Map<PropertyKey, unknown>()
-    return new Proxy(this.store, {
-      get: (target, property) => {
-        if (property === 'insertDocument') return insert
-        const value: unknown = Reflect.get(target, property, target)
-        if (typeof value !== 'function') return value
-        let method = bound.get(property)
-        if (!method) {
-          const call = value as (...args: unknown[]) => unknown
-          method = READS.has(property)
-            ? async (...args: unknown[]) => {
-                if (this.pending.length > 0 || this.flushing) await this.flush()
-                return call.apply(target, args)
-              }
-            : call.bind(target)
-          bound.set(property, method)
-        }
-        return method
-      },
-    })
+  insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
+    return this.documents.insertRunDocuments(projectId, documents)
+  }
+
+  async get(projectId: string, collection: string, id: string): Promise<unknown | null> {
+    if (this.pending.length > 0 || this.flushing) await this.flush()
+    return this.documents.get(projectId, collection, id)
+  }
+
+  async find(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }> {
+    if (this.pending.length > 0 || this.flushing) await this.flush()
+    return this.documents.find(projectId, collection, query)
+  }
+
+  async update(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }> {
+    if (this.pending.length > 0 || this.flushing) await this.flush()
+    return this.documents.update(projectId, collection, filter, change)
+  }
+
+  async delete(projectId: string, collection: string, filter: FilterNode): Promise<number> {
+    if (this.pending.length > 0 || this.flushing) await this.flush()
+    return this.documents.delete(projectId, collection, filter)
+  }
+
+  async listCollections(projectId: string): Promise<{ collection: string; count: number }[]> {
+    if (this.pending.length > 0 || this.flushing) await this.flush()
+    return this.documents.listCollections(projectId)
+  }
+
+  ensureIndexes(indexes: DocumentIndexes): Promise<void> {
+    return this.documents.ensureIndexes(indexes)
   }
 }

@@ -41,7 +41,7 @@ export async function acceptAsyncRun(context: AppContext, event: H3Event, reques
   const runId = newRunId()
   // The raw inputs: the run validates (and coerces) them again when it starts, as any run does.
   // A store outage throws STORE_UNAVAILABLE, which onError answers 503.
-  await store.enqueueAsyncRun({
+  await store.queue.enqueue({
     id: runId,
     projectId,
     flow: flow.slug,

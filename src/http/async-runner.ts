@@ -133,7 +133,7 @@ export class AsyncRunner {
     state.again = false
     try {
       const token = randomUUID()
-      const claimed = await store.claimAsyncRuns(projectId, { limit, leaseMs: this.#leaseMs, token })
+      const claimed = await store.queue.claim(projectId, { limit, leaseMs: this.#leaseMs, token })
       state.lastError = null
       if (claimed.length > 0) {
         this.#tokens.set(token, { projectId, left: claimed.length })
@@ -166,7 +166,7 @@ export class AsyncRunner {
       await this.#runClaimed(claimed, token, store)
     } catch (error) {
       if (error instanceof RunReleased) {
-        await store.releaseAsyncRun(claimed.id, token).catch(() => {})
+        await store.queue.release(claimed.id, token).catch(() => {})
       } else if (isAsyncClaimLost(error)) {
         this.#log(`${claimed.projectId}: async run ${claimed.id} was finished by another worker; this attempt's result is dropped`)
       } else {
@@ -189,7 +189,7 @@ export class AsyncRunner {
     const finish = (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse, documents: readonly RunDocument[] = []) => {
       // Shutdown stopped the run midway: it goes back to the queue rather than being recorded as failed.
       if (this.#abort.signal.aborted) throw new RunReleased()
-      return store.finishAsyncRun(record, project.settings.limits.historyRuns, details, { claimToken: token, response: JSON.stringify(response) }, documents)
+      return store.queue.finish(record, project.settings.limits.historyRuns, details, { claimToken: token, response: JSON.stringify(response) }, documents)
     }
     const flow = project.flows.get(claimed.flow)
     if (!flow?.start) {
@@ -235,7 +235,7 @@ export class AsyncRunner {
       // A failed renewal is tried again a third of a lease later; the lease itself is the safety net.
       await this.#workspace
         .get(projectId)
-        ?.store?.renewAsyncClaims(tokens, this.#leaseMs)
+        ?.store?.queue.renewClaims(tokens, this.#leaseMs)
         .catch(() => {})
     }
   }

@@ -112,8 +112,8 @@ async function projectStatus(
   if (store) {
     try {
       ;[recentRuns, recentFailures] = await Promise.all([
-        store.listRuns({ projectId, limit: RECENT_RUNS }),
-        store.listRuns({ projectId, status: 'error', limit: RECENT_RUNS }),
+        store.history.listRuns({ projectId, limit: RECENT_RUNS }),
+        store.history.listRuns({ projectId, status: 'error', limit: RECENT_RUNS }),
       ])
     } catch (failure) {
       error = describeStoreError(failure, project)
@@ -163,7 +163,7 @@ function hasSchedules(project: Project): boolean {
 
 async function heartbeatOf(store: Store, projectId: string, now: Date): Promise<HeartbeatView> {
   try {
-    const heartbeat = await store.getHeartbeat(projectId)
+    const heartbeat = await store.schedules.getHeartbeat(projectId)
     return heartbeatView(heartbeat?.at ?? null, now)
   } catch {
     return { at: null, stale: true }

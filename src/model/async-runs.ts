@@ -1,5 +1,5 @@
 // The durable queue of async runs (SPEC §12, `respond: async`): the store part both stores
-// implement (sqlite-async-runs.ts, postgres-async-runs.ts) and share one contract suite.
+// implement (sqlite/queue.ts, postgres/queue.ts) and share one contract suite.
 //
 // A row's life: `queued` (committed before the 202 is sent) → `running` (claimed by one worker,
 // with a token and a lease the worker renews) → `success` | `error`, written in the SAME
@@ -132,7 +132,7 @@ export interface ClaimOptions {
 /** Finished rows are kept this long for `GET /api/result`, then pruned when claims find nothing older to do. */
 export const ASYNC_RESULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
 
-/** Thrown by finishAsyncRun when the claim is no longer this worker's: nothing was written. */
+/** Thrown by the queue's `finish` when the claim is no longer this worker's: nothing was written. */
 export class AsyncClaimLost extends Error {
   readonly code = 'ASYNC_CLAIM_LOST'
   constructor(runId: string) {

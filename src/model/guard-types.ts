@@ -1,5 +1,5 @@
 // The store side of SPEC §12's guards: idempotency keys, per-flow concurrency slots, cluster-wide
-// rate counts, and used webhook signatures (SPEC §19). Both stores implement it (sqlite-guards.ts, postgres-guards.ts) and pass one contract
+// rate counts, and used webhook signatures (SPEC §19). Both stores implement it (sqlite/guards.ts, postgres/guards.ts) and pass one contract
 // suite (test/store/guards-contract.ts). Every claim is one atomic statement or transaction, so
 // processes sharing a SQLite file, or instances sharing a PostgreSQL database, see one truth.
 

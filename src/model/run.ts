@@ -46,7 +46,7 @@ export interface RunOptions {
   /** The ids of the run's inserts (default: a new document id each). */
   insertIds?: InsertIds
   /**
-   * Writes the finished run instead of `store.recordRun` (async runs write the record and their
+   * Writes the finished run instead of `store.history.recordRun` (async runs write the record and their
    * queue row's completion in one transaction). `response` is the answer a caller would get;
    * `documents` the run's inserts, to commit in the same transaction as the record.
    */

@@ -1,6 +1,8 @@
-// The store interface: run history, documents (SPEC §10), schedule claims, the scheduler
-// heartbeat and notification state. SQLite (sqlite.ts) and PostgreSQL (postgres.ts) implement it and
-// pass one contract suite. Every method is async so both fit the same shape.
+// The store, seen through its ports: run history, documents (SPEC §10), schedules (claims, the
+// scheduler heartbeat, notification cursors and outbox), guards (SPEC §12) and the async-run queue.
+// `openStore()` gives a `Store` whose properties are the ports; SQLite (src/store/sqlite/) and
+// PostgreSQL (src/store/postgres/) implement each port in a file of its own and pass one contract
+// suite per port (test/store/). Every method is async so both fit the same shape.
 
 import type { AsyncRunCompletion, AsyncRunState, ClaimedAsyncRun, ClaimOptions, NewAsyncRun } from './async-runs.js'
 import type { FieldPath, FilterNode, SortKey } from './document-filter.js'
@@ -150,9 +152,11 @@ export interface RunDocument {
 /** Expression indexes declared in flowctl.yaml: field paths per collection. */
 export type DocumentIndexes = Record<string, readonly FieldPath[]>
 
-export interface Store {
-  readonly kind: 'sqlite' | 'postgres'
+/** Called once a run's record committed (with the run's documents written in that commit). */
+export type RecordedListener = (run: RunRecord, documents: readonly RunDocument[]) => void
 
+/** Run history: where a run's record is written and read (SPEC §4, §14). */
+export interface HistoryPort {
   /**
    * Writes the run durably (committed before the promise resolves) and trims history to `historyCap`.
    * `details` are the stored input and trace, when `history.keep` keeps them for this run;
@@ -166,32 +170,44 @@ export interface Store {
   getRun(projectId: string, id: string): Promise<StoredRun | null>
   /** Counts of runs by status since `after` (all runs when null), for digests. */
   countRuns(projectId: string, flows: string[] | null, after: string | null): Promise<{ success: number; error: number }>
+  /**
+   * Calls `listener` after each record this store commits (`recordRun` and the queue's `finish`):
+   * synchronously, after the commit, before the recorder's promise resolves. A listener that throws
+   * is logged and never fails the run. Returns the function that unsubscribes it.
+   */
+  onRecorded(listener: RecordedListener): () => void
+}
 
+/** Stored documents (SPEC §10): what insert, get, find, update and delete nodes use. */
+export interface DocumentsPort {
   /**
    * Stores a document and returns its string id: a new one, or `id` when given (test cases seed
    * documents with the ids their inputs name; the caller keeps it unique, it is the primary key).
    */
-  insertDocument(projectId: string, collection: string, document: unknown, id?: string): Promise<string>
+  insert(projectId: string, collection: string, document: unknown, id?: string): Promise<string>
   /** Commits a run's pending inserts ahead of its record, in one transaction (a node of the run reads after writing). */
   insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void>
   /** The document with `_id` (its id) first; null when there is none. Non-object documents come back as stored. */
-  getDocument(projectId: string, collection: string, id: string): Promise<unknown | null>
+  get(projectId: string, collection: string, id: string): Promise<unknown | null>
   /** One page of the matching documents (each with `_id`) and the count of all matches. */
-  findDocuments(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }>
+  find(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }>
   /** Changes the matching object documents; `modified` counts those whose content changed. */
-  updateDocuments(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }>
+  update(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }>
   /** Deletes the matching documents and returns how many. */
-  deleteDocuments(projectId: string, collection: string, filter: FilterNode): Promise<number>
+  delete(projectId: string, collection: string, filter: FilterNode): Promise<number>
   /** The project's collections with their document counts, by name. */
   listCollections(projectId: string): Promise<{ collection: string; count: number }[]>
   /** Creates the expression indexes that do not exist yet (idempotent, safe to run from several processes). */
   ensureIndexes(indexes: DocumentIndexes): Promise<void>
+}
 
+/** What the scheduler keeps (SPEC §5.3, §16): minute claims, its heartbeat, notification cursors and the outbox. */
+export interface SchedulesPort {
   /**
    * Takes the claim for one schedule and minute (`minute` is ISO, floored to the minute).
    * True for exactly one caller across every process sharing the store.
    */
-  claimScheduleMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean>
+  claimMinute(projectId: string, scheduleId: string, minute: string): Promise<boolean>
   /** The claimed minutes (ISO) of one schedule in [from, to], oldest first; for dry runs, which write nothing. */
   claimedMinutes(projectId: string, scheduleId: string, from: string, to: string): Promise<string[]>
 
@@ -216,25 +232,26 @@ export interface Store {
   markDelivered(id: string): Promise<void>
   /** Records a failed attempt and frees the message for the next tick. */
   markFailed(id: string, error: string): Promise<void>
+}
 
-  /** Idempotency keys, flow concurrency slots and cluster rate counts (SPEC §12). */
-  readonly guards: GuardStore
-  // Async runs (SPEC §12, async-runs.ts).
+/** The durable queue of async runs (SPEC §12, async-runs.ts). */
+export interface QueuePort {
   /** Commits a queued run (resolves once committed; the 202 is sent after). */
-  enqueueAsyncRun(run: NewAsyncRun): Promise<void>
+  enqueue(run: NewAsyncRun): Promise<void>
   /**
    * Claims queued runs, and runs whose lease ran out: round-robin across flows, oldest first within a
    * flow (pickFairly, SPEC §18); each row goes to one caller only.
    */
-  claimAsyncRuns(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]>
+  claim(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]>
   /** Extends to now + leaseMs the lease of every running row claimed with one of `tokens`. */
-  renewAsyncClaims(tokens: string[], leaseMs: number): Promise<void>
+  renewClaims(tokens: string[], leaseMs: number): Promise<void>
   /**
    * Writes the run's history record and its pending `documents`, and marks its queue row finished,
-   * in one transaction. Rejects with AsyncClaimLost (writing nothing) when the row is not claimed
-   * with this token any more, or the run is already recorded.
+   * in one transaction (history's `onRecorded` listeners are called after it). Rejects with
+   * AsyncClaimLost (writing nothing) when the row is not claimed with this token any more, or the
+   * run is already recorded.
    */
-  finishAsyncRun(
+  finish(
     run: RunRecord,
     historyCap: number,
     details: RunDetailsText | undefined,
@@ -242,11 +259,22 @@ export interface Store {
     documents?: readonly RunDocument[],
   ): Promise<void>
   /** Puts a claimed run back in the queue (shutdown before it finished). */
-  releaseAsyncRun(id: string, token: string): Promise<void>
+  release(id: string, token: string): Promise<void>
   /** The run's state for the result route; null when no such run was queued (or it was pruned). */
-  getAsyncRun(projectId: string, id: string): Promise<AsyncRunState | null>
+  get(projectId: string, id: string): Promise<AsyncRunState | null>
   /** How many of the project's async runs wait in the queue (status queued): `flowctl_async_queue_depth`. */
-  countQueuedAsyncRuns(projectId: string): Promise<number>
+  countQueued(projectId: string): Promise<number>
+}
 
+/** An open store: one property per port. */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres'
+  readonly history: HistoryPort
+  readonly documents: DocumentsPort
+  readonly schedules: SchedulesPort
+  /** Idempotency keys, flow concurrency slots, cluster rate counts and used signatures (SPEC §12, §19). */
+  readonly guards: GuardStore
+  readonly queue: QueuePort
+  /** Commits the writes already accepted, then closes the connection (pool). */
   close(): Promise<void>
 }

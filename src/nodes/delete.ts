@@ -15,11 +15,7 @@ export const deleteNode: NodeKind = {
   checkSettings: (settings) => checkTargetSettings(settings, 'delete'),
   ports: () => ['out'],
   async execute(context) {
-    const deleted = await context.store.deleteDocuments(
-      context.project.settings.projectId,
-      collectionOf(context),
-      boundTarget(context, { requireValues: true }),
-    )
+    const deleted = await context.documents.delete(context.project.settings.projectId, collectionOf(context), boundTarget(context, { requireValues: true }))
     return { output: { deleted } }
   },
 }

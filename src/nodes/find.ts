@@ -51,7 +51,7 @@ export const findNode: NodeKind = {
   async execute(context) {
     const limit = Math.min(countSetting(context, 'limit', FIND_DEFAULT_LIMIT), FIND_MAX_LIMIT)
     const skip = countSetting(context, 'skip', 0)
-    const result = await context.store.findDocuments(context.project.settings.projectId, collectionOf(context), {
+    const result = await context.documents.find(context.project.settings.projectId, collectionOf(context), {
       filter: boundTarget(context), // no filter: every document
       sort: writtenSort(context.node.settings),
       limit,

@@ -15,7 +15,7 @@ export const getNode: NodeKind = {
   ports: () => ['found', 'missing'],
   async execute(context) {
     const id = documentId(context.resolve(context.node.settings.documentId))
-    const document = id === null ? null : await context.store.getDocument(context.project.settings.projectId, collectionOf(context), id)
+    const document = id === null ? null : await context.documents.get(context.project.settings.projectId, collectionOf(context), id)
     return { output: document, port: document === null ? 'missing' : 'found' }
   },
 }

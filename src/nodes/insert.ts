@@ -19,7 +19,7 @@ export const insertNode: NodeKind = {
   async execute(context) {
     const { settings } = context.node
     const document = context.resolve(settings.document)
-    const insertedId = await context.store.insertDocument(context.project.settings.projectId, String(settings.collection), document)
+    const insertedId = await context.documents.insert(context.project.settings.projectId, String(settings.collection), document)
     return { output: { insertedId, acknowledged: true } }
   },
 }

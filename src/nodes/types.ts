@@ -4,12 +4,13 @@
 import type { CorsSettings, FlowNode, JsonSchema, Project, StartInfo } from '../model/project.js'
 import type { ResolvedPart } from '../language/resolve.js'
 import type { NodeFetch, RunSleep } from '../model/run.js'
-import type { Store } from '../model/store.js'
+import type { DocumentsPort } from '../model/store.js'
 
 export interface NodeContext {
   node: FlowNode
   project: Project
-  store: Store
+  /** Stored documents (SPEC §10) as the run sees them: its inserts commit with its record. */
+  documents: DocumentsPort
   /** Replaces `{{ refs }}` and `${secrets.X}` in a setting's value (deeply, for objects and arrays). */
   resolve(value: unknown): unknown
   /** The same, piece by piece: literal text (secrets included) and the values placed in it. */

@@ -63,7 +63,7 @@ export const updateNode: NodeKind = {
   async execute(context) {
     const { settings } = context.node
     const change = { set: setFields(context.resolve(settings.set)), unset: unsetFields(context.resolve(settings.unset)) }
-    const result = await context.store.updateDocuments(
+    const result = await context.documents.update(
       context.project.settings.projectId,
       collectionOf(context),
       boundTarget(context, { requireValues: true }),

@@ -48,8 +48,8 @@ async function runsOf(
   flows: string[] | null,
   query: { status?: 'error'; after?: string; limit: number },
 ): Promise<RunRecord[]> {
-  if (flows === null) return store.listRuns({ projectId, ...query })
-  const lists = await Promise.all(flows.map((flow) => store.listRuns({ projectId, flow, ...query })))
+  if (flows === null) return store.history.listRuns({ projectId, ...query })
+  const lists = await Promise.all(flows.map((flow) => store.history.listRuns({ projectId, flow, ...query })))
   return lists
     .flat()
     .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
@@ -65,20 +65,20 @@ export async function checkAlert(options: NotifyOptions, rule: AlertRule, index:
   const { project, store, minute } = options
   const projectId = project.settings.projectId
   const key = `alert:${index}`
-  const stored = await store.getCursor(projectId, key)
+  const stored = await store.schedules.getCursor(projectId, key)
   // The first check looks back to the start of the tick's minute (runs of this tick start there).
   const cursor = stored ?? new Date(minute.getTime() - 1).toISOString()
   const flows = ruleFlows(rule.flows)
   const failures = await runsOf(store, projectId, flows, { status: 'error', after: cursor, limit: MAX_FAILURES_LISTED })
   const newest = failures[0]
   if (!newest) {
-    if (stored === null) await store.advanceCursor(projectId, key, null, cursor, null)
+    if (stored === null) await store.schedules.advanceCursor(projectId, key, null, cursor, null)
     return
   }
-  const total = (await store.countRuns(projectId, flows, cursor)).error
+  const total = (await store.history.countRuns(projectId, flows, cursor)).error
   const calls = await failedHttpCalls(store, projectId, failures)
   const payload = alertPayload(project, failures, Math.max(total, failures.length), calls)
-  await store.advanceCursor(projectId, key, stored, newest.startedAt, { channel: rule.channel, payload })
+  await store.schedules.advanceCursor(projectId, key, stored, newest.startedAt, { channel: rule.channel, payload })
 }
 
 /**
@@ -89,7 +89,7 @@ async function failedHttpCalls(store: Store, projectId: string, failures: RunRec
   return Promise.all(
     failures.map(async (run) => {
       if (run.failedNodeId === null) return null
-      const stored = await store.getRun(projectId, run.id)
+      const stored = await store.history.getRun(projectId, run.id)
       return stored ? (failedHttpOf(stored.trace, stored.failedNodeId)?.http ?? null) : null
     }),
   )
@@ -133,14 +133,14 @@ export async function checkDigest(options: NotifyOptions, rule: DigestRule, inde
   if (!cronMatches(rule.cron, rule.timezone, minute)) return
   const projectId = project.settings.projectId
   const key = `digest:${index}`
-  if (!(await store.claimScheduleMinute(projectId, key, minute.toISOString()))) return
-  const cursor = await store.getCursor(projectId, key)
+  if (!(await store.schedules.claimMinute(projectId, key, minute.toISOString()))) return
+  const cursor = await store.schedules.getCursor(projectId, key)
   const flows = ruleFlows(rule.flows)
   const latest = await runsOf(store, projectId, flows, { ...(cursor === null ? {} : { after: cursor }), limit: MAX_LATEST_RUNS })
-  const counts = await store.countRuns(projectId, flows, cursor)
+  const counts = await store.history.countRuns(projectId, flows, cursor)
   const next = latest[0]?.startedAt ?? cursor ?? minute.toISOString()
   const payload = digestPayload(project, rule, minute, cursor, counts, latest)
-  await store.advanceCursor(projectId, key, cursor, next, { channel: rule.channel, payload })
+  await store.schedules.advanceCursor(projectId, key, cursor, next, { channel: rule.channel, payload })
 }
 
 function digestPayload(
@@ -176,15 +176,15 @@ function digestPayload(
 export async function deliverOutbox(options: NotifyOptions): Promise<{ alertsSent: number; digestsSent: number }> {
   const { project, store, clock } = options
   const sent = { alertsSent: 0, digestsSent: 0 }
-  const messages = await store.leaseOutbox(project.settings.projectId, LEASE_MS, clock())
+  const messages = await store.schedules.leaseOutbox(project.settings.projectId, LEASE_MS, clock())
   for (const message of messages) {
     try {
       await deliver(project, message)
     } catch (error) {
-      await store.markFailed(message.id, (error as Error).message)
+      await store.schedules.markFailed(message.id, (error as Error).message)
       continue
     }
-    await store.markDelivered(message.id)
+    await store.schedules.markDelivered(message.id)
     if (message.payload.kind === 'alert') sent.alertsSent += 1
     else if (message.payload.kind === 'digest') sent.digestsSent += 1
   }

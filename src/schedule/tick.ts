@@ -127,7 +127,7 @@ export async function runTick(options: TickOptions): Promise<TickSummary> {
     targets.map(async (target) => {
       let previous: string | null = null
       try {
-        previous = await target.store.getCursor(target.project.settings.projectId, PREVIOUS_TICK_CURSOR)
+        previous = await target.store.schedules.getCursor(target.project.settings.projectId, PREVIOUS_TICK_CURSOR)
       } catch (error) {
         counts(target).ok = false
         log(`flowctl tick: ${target.project.settings.projectId}: could not read the previous tick: ${message(error, target.project)}`)
@@ -157,11 +157,11 @@ export async function runTick(options: TickOptions): Promise<TickSummary> {
         const projectId = target.project.settings.projectId
         await notifyProject({ project: target.project, store: target.store, minute, clock }, projectCounts, log)
         try {
-          await target.store.saveHeartbeat({ projectId, at: clock().toISOString(), summary: { ...projectCounts, at: minute.toISOString() } })
+          await target.store.schedules.saveHeartbeat({ projectId, at: clock().toISOString(), summary: { ...projectCounts, at: minute.toISOString() } })
           const previous = previousByTarget.get(target) ?? null
           // Forward only; losing the race to another tick of a later minute is fine (claims hold).
           if (previous === null || Date.parse(previous) < minute.getTime()) {
-            await target.store.advanceCursor(projectId, PREVIOUS_TICK_CURSOR, previous, minute.toISOString(), null)
+            await target.store.schedules.advanceCursor(projectId, PREVIOUS_TICK_CURSOR, previous, minute.toISOString(), null)
           }
         } catch (error) {
           projectCounts.ok = false
@@ -218,8 +218,8 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
   let claimed: boolean
   try {
     claimed = context.dryRun
-      ? (await store.claimedMinutes(projectId, scheduleId, scheduledFor, scheduledFor)).length === 0
-      : await store.claimScheduleMinute(projectId, scheduleId, scheduledFor)
+      ? (await store.schedules.claimedMinutes(projectId, scheduleId, scheduledFor, scheduledFor)).length === 0
+      : await store.schedules.claimMinute(projectId, scheduleId, scheduledFor)
   } catch (error) {
     counts.ok = false
     context.log(`flowctl tick: ${projectId}/${flow.slug}: could not claim the schedule: ${message(error, project)}`)
@@ -287,7 +287,7 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
 async function recordSkipped(target: TickTarget, flow: Flow, scheduledFor: string, limit: number, now: Date): Promise<string> {
   const { project, store } = target
   const id = newRunId(now.getTime())
-  await store.recordRun(
+  await store.history.recordRun(
     {
       id,
       projectId: project.settings.projectId,

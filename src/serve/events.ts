@@ -6,7 +6,7 @@
 // only once a stream has been opened: before that no client can hold an id of this process, and a
 // server nobody watches does not hold a thousand records for nothing (they cost it garbage
 // collection on every run: ~2% of the Run API's CPU).
-import type { RunRecord, Store } from '../model/store.js'
+import type { HistoryPort, RunRecord } from '../model/store.js'
 
 export type ServerEvent =
   | { type: 'run'; projectId: string; data: RunRecord }
@@ -110,33 +110,13 @@ export class EventHub {
 }
 
 /**
- * The same store, except that each committed run is published (and counted: `onRecorded`). Every trigger of `serve` (the Run
- * API, replays, the run form, ticks) records through the workspace's store, so all of them show.
+ * Publishes each run the store commits (and counts it: `onRecorded`), from `history.onRecorded`.
+ * Every trigger of `serve` (the Run API, async runs, replays, the run form, ticks) records through
+ * the workspace's store, so all of them show. Returns the function that stops publishing.
  */
-export function publishingStore(store: Store, hub: EventHub, onRecorded: (run: RunRecord) => void = () => {}): Store {
-  const recordRun: Store['recordRun'] = async (run, cap, details, documents) => {
-    await store.recordRun(run, cap, details, documents)
+export function publishRecordedRuns(history: HistoryPort, hub: EventHub, onRecorded: (run: RunRecord) => void = () => {}): () => void {
+  return history.onRecorded((run) => {
     onRecorded(run)
     if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
-  }
-  const finishAsyncRun: Store['finishAsyncRun'] = async (run, cap, details, completion, documents) => {
-    await store.finishAsyncRun(run, cap, details, completion, documents)
-    onRecorded(run)
-    if (hub.size > 0) hub.publish({ type: 'run', projectId: run.projectId, data: run })
-  }
-  const bound = new Map<PropertyKey, unknown>()
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === 'recordRun') return recordRun
-      if (property === 'finishAsyncRun') return finishAsyncRun
-      const value: unknown = Reflect.get(target, property, target)
-      if (typeof value !== 'function') return value
-      let method = bound.get(property)
-      if (!method) {
-        method = (value as (...args: unknown[]) => unknown).bind(target)
-        bound.set(property, method)
-      }
-      return method
-    },
   })
 }

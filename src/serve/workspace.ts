@@ -7,7 +7,7 @@ import { maskSecrets } from '../language/secrets.js'
 import { documentIndexesOf } from '../project/database.js'
 import { DueIndex } from '../schedule/due-index.js'
 import type { Store } from '../model/store.js'
-import { EventHub, publishingStore } from './events.js'
+import { EventHub, publishRecordedRuns } from './events.js'
 import { StorePool, type StoreOpener, type StorePoolOptions } from './store-pool.js'
 import { RunMetrics } from '../telemetry/metrics.js'
 
@@ -66,7 +66,7 @@ export class Workspace {
     this.#entries.set(newId, { ...previous, project })
     // Indexes added to flowctl.yaml are created in the background; a failure is retried on the next open.
     if (previous.store && JSON.stringify(previous.project.settings.indexes) !== JSON.stringify(project.settings.indexes)) {
-      previous.store.ensureIndexes(documentIndexesOf(project)).catch(() => {})
+      previous.store.documents.ensureIndexes(documentIndexesOf(project)).catch(() => {})
     }
     if (newId !== oldId) this.dueIndex.removeProject(oldId)
     this.dueIndex.updateProject(project)
@@ -93,9 +93,9 @@ export class Workspace {
         await store.close().catch(() => {})
         return null
       }
-      const published = publishingStore(store, this.events, (run) => this.metrics.recordRun(run))
-      this.#entries.set(projectId, { ...current, store: published, storeError: null })
-      return published
+      publishRecordedRuns(store.history, this.events, (run) => this.metrics.recordRun(run))
+      this.#entries.set(projectId, { ...current, store, storeError: null })
+      return store
     }
     if (current && !this.#stores.closed) this.#entries.set(projectId, { ...current, store: null, storeError: describeStoreError(error, current.project) })
     return null

@@ -17,7 +17,7 @@ export interface OpenStoreOptions {
 export async function openStore(target: DatabaseTarget, options: OpenStoreOptions = {}): Promise<Store> {
   const store = await openStoreOnly(target)
   try {
-    await store.ensureIndexes(options.indexes ?? {})
+    await store.documents.ensureIndexes(options.indexes ?? {})
   } catch (error) {
     await store.close().catch(() => {})
     throw error
@@ -27,11 +27,11 @@ export async function openStore(target: DatabaseTarget, options: OpenStoreOption
 
 async function openStoreOnly(target: DatabaseTarget): Promise<Store> {
   if (target.url.startsWith('file:')) {
-    const { openSqliteStore } = await import('./sqlite.js')
+    const { openSqliteStore } = await import('./sqlite/index.js')
     return openSqliteStore(fileURLToPath(target.url))
   }
   if (isPostgresUrl(target.url)) {
-    const { openPostgresStore } = await import('./postgres.js')
+    const { openPostgresStore } = await import('./postgres/index.js')
     return openPostgresStore(target.url, { schema: target.schema, adoptPublicTables: true, hideUrlNames: target.hideUrlNames })
   }
   // Never echo the value: it may be a URL of another scheme with a password in it.

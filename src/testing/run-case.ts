@@ -6,8 +6,8 @@ import { runFlow } from '../flow/engine.js'
 import type { FetchAnswer, NodeFetch, TraceStep } from '../model/run.js'
 import { maskValue } from '../flow/mask.js'
 import type { Project } from '../model/project.js'
-import { openFreshMemoryStore } from '../store/sqlite.js'
-import type { RunDocument, Store } from '../model/store.js'
+import { openFreshMemoryStore } from '../store/sqlite/index.js'
+import type { DocumentIndexes, DocumentsPort, RunDocument, Store } from '../model/store.js'
 import { diffLines, partialMatch, type Mismatch } from './match.js'
 import type { HttpMock, TestCase, TestFile } from './test-file.js'
 
@@ -146,49 +146,75 @@ function withSecrets(project: Project, secrets: Record<string, string>): Project
   return { ...project, secrets: new Map([...project.secrets, ...Object.entries(secrets)]) }
 }
 
+/** Notes the ids of the documents each collection got, so the case can read them back. */
+type NoteInsert = (collection: string, id: string) => void
+
 /**
- * The store, noting the ids of the documents each collection got, so the case can read them back.
- * A run's inserts reach the store with its record (one commit per run), or ahead of it when a node
- * of the run reads documents; a write outside a run (none today) would come through insertDocument.
+ * The store with its documents port noting inserts. A run's inserts reach the store with its record
+ * (one commit per run: noted from `history.onRecorded`), or ahead of it through `insertRunDocuments`
+ * when a node of the run reads documents; a write outside a run (none today) comes through `insert`.
  */
 function recordingInserts(store: Store, inserted: Map<string, string[]>): Store {
-  const note = (collection: string, id: string) => {
+  const note: NoteInsert = (collection, id) => {
     const ids = inserted.get(collection) ?? []
     ids.push(id)
     inserted.set(collection, ids)
   }
-  const noteAll = (documents: readonly RunDocument[] | undefined) => {
-    for (const document of documents ?? []) note(document.collection, document.id)
-  }
-  const recordRun: Store['recordRun'] = async (run, cap, details, documents) => {
-    await store.recordRun(run, cap, details, documents)
-    noteAll(documents)
-  }
-  const insertRunDocuments: Store['insertRunDocuments'] = async (projectId, documents) => {
-    await store.insertRunDocuments(projectId, documents)
-    noteAll(documents)
-  }
-  const insertDocument: Store['insertDocument'] = async (projectId, collection, document, id) => {
-    const stored = await store.insertDocument(projectId, collection, document, id)
-    note(collection, stored)
+  store.history.onRecorded((_run, documents) => {
+    for (const document of documents) note(document.collection, document.id)
+  })
+  const { kind, history, schedules, guards, queue } = store
+  return { kind, history, documents: new NotingDocuments(store.documents, note), schedules, guards, queue, close: () => store.close() }
+}
+
+/** The documents port, noting what is inserted once it is committed. */
+class NotingDocuments implements DocumentsPort {
+  constructor(
+    private readonly documents: DocumentsPort,
+    private readonly note: NoteInsert,
+  ) {}
+
+  async insert(projectId: string, collection: string, document: unknown, id?: string): Promise<string> {
+    const stored = await this.documents.insert(projectId, collection, document, id)
+    this.note(collection, stored)
     return stored
   }
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === 'recordRun') return recordRun
-      if (property === 'insertRunDocuments') return insertRunDocuments
-      if (property === 'insertDocument') return insertDocument
-      const value = Reflect.get(target, property, target) as unknown
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
+
+  async insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
+    await this.documents.insertRunDocuments(projectId, documents)
+    for (const document of documents) this.note(document.collection, document.id)
+  }
+
+  get(...args: Parameters<DocumentsPort['get']>): ReturnType<DocumentsPort['get']> {
+    return this.documents.get(...args)
+  }
+
+  find(...args: Parameters<DocumentsPort['find']>): ReturnType<DocumentsPort['find']> {
+    return this.documents.find(...args)
+  }
+
+  update(...args: Parameters<DocumentsPort['update']>): ReturnType<DocumentsPort['update']> {
+    return this.documents.update(...args)
+  }
+
+  delete(...args: Parameters<DocumentsPort['delete']>): ReturnType<DocumentsPort['delete']> {
+    return this.documents.delete(...args)
+  }
+
+  listCollections(projectId: string): ReturnType<DocumentsPort['listCollections']> {
+    return this.documents.listCollections(projectId)
+  }
+
+  ensureIndexes(indexes: DocumentIndexes): Promise<void> {
+    return this.documents.ensureIndexes(indexes)
+  }
 }
 
 /** Stores the case's `documents` before the run, with their `_id` as id; they count as inserted (for `expect.documents`). */
 async function seedDocuments(store: Store, projectId: string, seeds: TestCase['documents'], inserted: Map<string, string[]>): Promise<void> {
   for (const [collection, documents] of Object.entries(seeds)) {
     for (const { _id, ...fields } of documents) {
-      const id = await store.insertDocument(projectId, collection, fields, typeof _id === 'string' ? _id : undefined)
+      const id = await store.documents.insert(projectId, collection, fields, typeof _id === 'string' ? _id : undefined)
       inserted.set(collection, [...(inserted.get(collection) ?? []), id])
     }
   }
@@ -198,7 +224,7 @@ async function seedDocuments(store: Store, projectId: string, seeds: TestCase['d
 async function storedDocuments(store: Store, projectId: string, inserted: Map<string, string[]>, collections: string[]): Promise<Record<string, unknown[]>> {
   const result: Record<string, unknown[]> = {}
   for (const collection of collections) {
-    const found = await Promise.all((inserted.get(collection) ?? []).map((id) => store.getDocument(projectId, collection, id)))
+    const found = await Promise.all((inserted.get(collection) ?? []).map((id) => store.documents.get(projectId, collection, id)))
     result[collection] = found.filter((document) => document !== null)
   }
   return result

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newRunId, runFlow } from '../../src/flow/engine.js'
 import type { RunOptions, RunOutcome } from '../../src/model/run.js'
 import type { Project } from '../../src/model/project.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
 import { closedPortUrl, startLocalServer, type LocalServer } from '../nodes/local-server.js'
 import { buildFlow, buildProject, type NodeSpec } from './build.js'
@@ -41,7 +41,7 @@ describe('runFlow on the example project', () => {
     expect(outcome.status).toBe(201)
     const body = outcome.body as { id: string; ok: boolean }
     expect(body).toEqual({ id: expect.any(String), ok: true })
-    expect(await store.getDocument('shop', 'orders', body.id)).toEqual({ _id: body.id, sku: 'A-1', qty: 2, tenant: 'acme' })
+    expect(await store.documents.get('shop', 'orders', body.id)).toEqual({ _id: body.id, sku: 'A-1', qty: 2, tenant: 'acme' })
 
     expect(outcome.record).toEqual({
       id: outcome.runId,
@@ -75,7 +75,7 @@ describe('runFlow on the example project', () => {
       'scheduledFor',
       'replayOf',
     ])
-    expect(await store.getRun('shop', outcome.runId)).toMatchObject(outcome.record)
+    expect(await store.history.getRun('shop', outcome.runId)).toMatchObject(outcome.record)
     expect(outcome.trace).toBeUndefined()
   })
 
@@ -84,12 +84,12 @@ describe('runFlow on the example project', () => {
     expect(outcome.status).toBe(202)
     const body = outcome.body as { id: string }
     expect(body).toEqual({ id: expect.any(String), ok: true, review: true })
-    expect(await store.getDocument('shop', 'orders', body.id)).toEqual({ _id: body.id, sku: 'B', qty: 50, tenant: 'default', review: true })
+    expect(await store.documents.get('shop', 'orders', body.id)).toEqual({ _id: body.id, sku: 'B', qty: 50, tenant: 'default', review: true })
     expect(outcome.record.ports).toEqual([{ nodeId: 'check', port: 'true' }])
   })
 
   it('invalid inputs: exact error strings, nothing recorded', async () => {
-    const before = await store.listRuns({ projectId: 'shop', limit: 1000 })
+    const before = await store.history.listRuns({ projectId: 'shop', limit: 1000 })
     const outcome = await run('create-order', { body: { sku: '', qty: 0 } })
     expect(outcome).toEqual({ kind: 'invalid', errors: ['body/sku: must NOT have fewer than 1 characters', 'body/qty: must be >= 1'] })
     expect(await run('create-order', {})).toEqual({
@@ -97,14 +97,14 @@ describe('runFlow on the example project', () => {
       errors: ["body/sku: must have required property 'sku'", "body/qty: must have required property 'qty'"],
     })
     expect(await run('create-order', { body: { sku: 'a', qty: '3' } })).toEqual({ kind: 'invalid', errors: ['body/qty: must be integer'] })
-    expect(await store.listRuns({ projectId: 'shop', limit: 1000 })).toHaveLength(before.length)
+    expect(await store.history.listRuns({ projectId: 'shop', limit: 1000 })).toHaveLength(before.length)
   })
 
   it('nightly-cleanup: an End with status 204, no body; run values reach the document', async () => {
     const outcome = expectKind(await run('nightly-cleanup', { body: { reason: 'nightly' } }, { trigger: 'cron', method: 'CRON' }), 'response')
     expect(outcome).toMatchObject({ status: 204, body: null, headers: {} })
     expect(outcome.record).toMatchObject({ trigger: 'cron', method: 'CRON', status: 'success', httpStatus: 204, ports: [] })
-    const logged = await store.listRuns({ projectId: 'shop', flow: 'nightly-cleanup' })
+    const logged = await store.history.listRuns({ projectId: 'shop', flow: 'nightly-cleanup' })
     expect(logged[0]?.id).toBe(outcome.runId)
   })
 
@@ -134,7 +134,7 @@ describe('runFlow on the example project', () => {
     const outcome = expectKind(await run('fetch-status', { body: { url } }, { trace: true }), 'failed')
     expect(outcome).toMatchObject({ nodeId: 'call', error: 'HTTP GET request network error (ECONNREFUSED)' })
     expect(outcome.record).toMatchObject({ status: 'error', httpStatus: 500, failedNodeId: 'call', error: outcome.error, ports: [] })
-    expect(await store.getRun('shop', outcome.runId)).toMatchObject(outcome.record)
+    expect(await store.history.getRun('shop', outcome.runId)).toMatchObject(outcome.record)
     expect(outcome.trace?.steps.map((s) => [s.nodeId, s.port])).toEqual([
       ['start', 'out'],
       ['call', null],
@@ -204,7 +204,7 @@ describe('runFlow on hand-built flows', () => {
     ])
     const failed = expectKind(await runFlow({ ...failing, store, trigger: 'cli', method: 'CLI', input: {}, trace: true }), 'failed')
     expect(failed.error).toBe('HTTP GET request has an invalid URL "not a url ***"')
-    expect(JSON.stringify(await store.getRun('test', failed.runId))).not.toContain('key-0123456789')
+    expect(JSON.stringify(await store.history.getRun('test', failed.runId))).not.toContain('key-0123456789')
   })
 
   it('an unset secret fails the node, naming the secret', async () => {

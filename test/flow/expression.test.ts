@@ -8,7 +8,7 @@ import { createScope, evaluateNodeExpressions, resolveValue, templateCacheOf, ty
 import { parseTemplate } from '../../src/language/template.js'
 import type { RunOutcome } from '../../src/model/run.js'
 import type { Project } from '../../src/model/project.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
 import { cleanupTempDirs } from '../helpers.js'
 import { buildFlow } from './build.js'

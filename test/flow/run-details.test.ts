@@ -6,7 +6,7 @@ import { runFlow } from '../../src/flow/engine.js'
 import { replayRun } from '../../src/flow/replay.js'
 import { cutMarker, inputCutMarker, storedInputText } from '../../src/flow/run-details.js'
 import type { HistoryKeep } from '../../src/model/project.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
 import { buildFlow, buildProject } from './build.js'
 
@@ -53,7 +53,7 @@ async function runEcho(keep: HistoryKeep, body: Record<string, unknown>, traceBy
     input: { body, query: { page: '3' }, headers: { 'x-tenant': 't1' } },
   })
   if (outcome.kind === 'invalid') throw new Error(outcome.errors.join())
-  return { project, outcome, stored: (await store.getRun('test', outcome.runId))! }
+  return { project, outcome, stored: (await store.history.getRun('test', outcome.runId))! }
 }
 
 describe('stored input and trace', () => {
@@ -112,7 +112,7 @@ describe('replayRun', () => {
     const { project, outcome } = await runEcho('all', { text: 'again' })
     const replay = await replayRun({ project, store, runId: outcome.runId, trigger: 'cli', method: 'CLI', trace: true })
     expect(replay.outcome.kind).toBe('response')
-    const stored = await store.getRun('test', (replay.outcome as { runId: string }).runId)
+    const stored = await store.history.getRun('test', (replay.outcome as { runId: string }).runId)
     expect(stored).toMatchObject({
       replayOf: outcome.runId,
       method: 'CLI',
@@ -178,7 +178,7 @@ describe('stored input past limits.storedInputBytes (SPEC §18)', () => {
     if (outcome.kind === 'invalid') throw new Error(outcome.errors.join())
     expect(outcome.kind).toBe('response')
     expect(Buffer.byteLength(JSON.stringify({ text }))).toBeGreaterThan(200_000)
-    const row = await store.getRun('test', outcome.runId)
+    const row = await store.history.getRun('test', outcome.runId)
     expect(Buffer.byteLength(JSON.stringify(row!.input))).toBeLessThanOrEqual(LIMIT)
     expect(row!.input).toMatchObject({ cut: true, path: {}, query: { page: 3 }, headers: { 'x-tenant': 't1' } })
     const body = row!.input!.body as string

@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { runFlow } from '../../src/flow/engine.js'
 import type { Project } from '../../src/model/project.js'
-import type { RunDocument, Store } from '../../src/model/store.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import type { DocumentsPort, HistoryPort, RunDocument, Store } from '../../src/model/store.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { cleanupTempDirs, makeTempDir } from '../helpers.js'
 import { projectFromText } from './project-from-text.js'
 
@@ -72,18 +72,42 @@ let calls: { method: string; documents: readonly RunDocument[] }[]
 
 /** The store, noting each write call the engine makes (with the documents it carries). */
 function noting(store: Store): Store {
-  return new Proxy(store, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target) as unknown
-      if (typeof value !== 'function') return value
-      return (...args: unknown[]) => {
-        if (property === 'recordRun') calls.push({ method: 'recordRun', documents: (args[3] as RunDocument[] | undefined) ?? [] })
-        if (property === 'insertRunDocuments') calls.push({ method: 'insertRunDocuments', documents: args[1] as RunDocument[] })
-        if (property === 'insertDocument') calls.push({ method: 'insertDocument', documents: [] })
-        return (value as (...a: unknown[]) => unknown).apply(target, args)
-      }
+  const { history, documents } = store
+  const notingHistory: HistoryPort = {
+    recordRun: (run, cap, details, written) => {
+      calls.push({ method: 'recordRun', documents: written ?? [] })
+      return history.recordRun(run, cap, details, written)
     },
-  })
+    listRuns: (query) => history.listRuns(query),
+    getRun: (id, runId) => history.getRun(id, runId),
+    countRuns: (id, flows, after) => history.countRuns(id, flows, after),
+    onRecorded: (listener) => history.onRecorded(listener),
+  }
+  const notingDocuments: DocumentsPort = {
+    insert: (id, collection, document, given) => {
+      calls.push({ method: 'insert', documents: [] })
+      return documents.insert(id, collection, document, given)
+    },
+    insertRunDocuments: (id, written) => {
+      calls.push({ method: 'insertRunDocuments', documents: written })
+      return documents.insertRunDocuments(id, written)
+    },
+    get: (id, collection, documentId) => documents.get(id, collection, documentId),
+    find: (id, collection, query) => documents.find(id, collection, query),
+    update: (id, collection, filter, change) => documents.update(id, collection, filter, change),
+    delete: (id, collection, filter) => documents.delete(id, collection, filter),
+    listCollections: (id) => documents.listCollections(id),
+    ensureIndexes: (indexes) => documents.ensureIndexes(indexes),
+  }
+  return {
+    kind: store.kind,
+    history: notingHistory,
+    documents: notingDocuments,
+    schedules: store.schedules,
+    guards: store.guards,
+    queue: store.queue,
+    close: () => store.close(),
+  }
 }
 
 async function run(slug: string, body: unknown, options: { runId?: string } = {}) {
@@ -110,8 +134,8 @@ describe('one commit per run', () => {
     expect(outcome).toMatchObject({ kind: 'response', status: 201 })
     const id = (outcome as { body: { id: string } }).body.id
     expect(calls).toEqual([{ method: 'recordRun', documents: [{ collection: 'orders', id, document: { sku: 'A-1' }, keepExisting: false }] }])
-    expect(await base.getDocument(projectId(), 'orders', id)).toEqual({ _id: id, sku: 'A-1' })
-    expect(await base.getRun(projectId(), (outcome as { runId: string }).runId)).toMatchObject({ status: 'success' })
+    expect(await base.documents.get(projectId(), 'orders', id)).toEqual({ _id: id, sku: 'A-1' })
+    expect(await base.history.getRun(projectId(), (outcome as { runId: string }).runId)).toMatchObject({ status: 'success' })
   })
 
   it('lets a run read, update and find its own inserts (they are committed first)', async () => {
@@ -136,7 +160,7 @@ describe('one commit per run', () => {
       ['insertRunDocuments', [0, 1]],
       ['recordRun', [2]],
     ])
-    const lines = await base.findDocuments(projectId(), 'lines', { filter: { kind: 'all', items: [] }, limit: 100 })
+    const lines = await base.documents.find(projectId(), 'lines', { filter: { kind: 'all', items: [] }, limit: 100 })
     const ours = calls.flatMap((c) => c.documents.map((d) => d.id))
     expect(lines.documents.filter((d) => ours.includes((d as { _id: string })._id)).map((d) => (d as { n: number }).n)).toEqual([0, 1, 2])
   })
@@ -151,7 +175,7 @@ describe('one commit per run', () => {
     expect(new Set(ids).size).toBe(7)
     const written = calls.flatMap((c) => c.documents.map((d) => d.id))
     expect(written.sort()).toEqual([...ids].sort())
-    for (const [i, id] of ids.entries()) expect(await base.getDocument(projectId(), 'lines', id)).toEqual({ _id: id, n: items[i]!.n, from: 'child' })
+    for (const [i, id] of ids.entries()) expect(await base.documents.get(projectId(), 'lines', id)).toEqual({ _id: id, n: items[i]!.n, from: 'child' })
   })
 
   it("commits a failed run's inserts with its failure record", async () => {
@@ -159,8 +183,8 @@ describe('one commit per run', () => {
     expect(outcome).toMatchObject({ kind: 'failed', nodeId: 'boom' })
     expect(calls.map((c) => c.method)).toEqual(['recordRun'])
     const [document] = calls[0]!.documents
-    expect(await base.getDocument(projectId(), 'orders', document!.id)).toEqual({ _id: document!.id, sku: 'broken' })
-    expect(await base.getRun(projectId(), (outcome as { runId: string }).runId)).toMatchObject({ status: 'error', failedNodeId: 'boom' })
+    expect(await base.documents.get(projectId(), 'orders', document!.id)).toEqual({ _id: document!.id, sku: 'broken' })
+    expect(await base.history.getRun(projectId(), (outcome as { runId: string }).runId)).toMatchObject({ status: 'error', failedNodeId: 'boom' })
   })
 
   it('writes none of the inserts when the record cannot be committed', async () => {
@@ -171,6 +195,6 @@ describe('one commit per run', () => {
     await expect(run('order', { sku: 'again' }, { runId })).rejects.toBeDefined()
     const [document] = calls[0]!.documents
     expect(document).toMatchObject({ document: { sku: 'again' } })
-    expect(await base.getDocument(projectId(), 'orders', document!.id)).toBeNull()
+    expect(await base.documents.get(projectId(), 'orders', document!.id)).toBeNull()
   })
 })

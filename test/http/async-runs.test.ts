@@ -46,10 +46,10 @@ describe('respond: async', () => {
     expect(done.body).toEqual({ runId: body.runId, status: 'success', response: { status: 201, body: { batchId: expect.any(String), imported: 2 } } })
 
     const store = server.workspace.get('jobs')!.store!
-    const record = await store.getRun('jobs', body.runId)
+    const record = await store.history.getRun('jobs', body.runId)
     expect(record).toMatchObject({ id: body.runId, flow: 'import-orders', trigger: 'http', method: 'POST', status: 'success', httpStatus: 201 })
     const batchId = (done.body.response as { body: { batchId: string } }).body.batchId
-    expect(await store.getDocument('jobs', 'imports', batchId)).toMatchObject({ count: 2, orders: orders.orders })
+    expect(await store.documents.get('jobs', 'imports', batchId)).toMatchObject({ count: 2, orders: orders.orders })
   })
 
   it('answers a repeated Idempotency-Key with the first 202 (same run id) and queues one run', async () => {
@@ -66,7 +66,7 @@ describe('respond: async', () => {
     const other = await server.request('/api/run/jobs/import-orders', jsonPost({ orders: [{ sku: 'C-3' }] }, headers))
     expect(other.status).toBe(422)
     const store = server.workspace.get('jobs')!.store!
-    const claimed = await store.claimAsyncRuns('jobs', { limit: 10, leaseMs: 10_000, token: 'test-claim' })
+    const claimed = await store.queue.claim('jobs', { limit: 10, leaseMs: 10_000, token: 'test-claim' })
     expect(claimed.map((run) => run.id)).toEqual([runId])
   })
 
@@ -89,7 +89,7 @@ describe('respond: async', () => {
     expect(await invalid.json()).toEqual({ ok: false, errors: ['body/orders: must NOT have fewer than 1 items'] })
     expect(invalid.headers.get('location')).toBeNull()
     const store = server.workspace.get('jobs')!.store!
-    expect(await store.claimAsyncRuns('jobs', { limit: 10, leaseMs: 1000, token: 'probe' })).toEqual([])
+    expect(await store.queue.claim('jobs', { limit: 10, leaseMs: 1000, token: 'probe' })).toEqual([])
   })
 
   it('records a failed run as error, with the 500 a synchronous call would have got', async () => {
@@ -112,7 +112,7 @@ describe('respond: async', () => {
       status: 'error',
       response: { status: 500, body: { ok: false, errors: ['node call failed'], nodeId: 'call', runId } },
     })
-    expect(await server.workspace.get('jobs')!.store!.getRun('jobs', runId)).toMatchObject({ status: 'error', failedNodeId: 'call', httpStatus: 500 })
+    expect(await server.workspace.get('jobs')!.store!.history.getRun('jobs', runId)).toMatchObject({ status: 'error', failedNodeId: 'call', httpStatus: 500 })
   })
 })
 
@@ -124,7 +124,7 @@ describe('shutdown', () => {
     const ids = await Promise.all(answers.map(async (a) => ((await a.json()) as { runId: string }).runId))
     await eventually(async () => (await Promise.all(ids.map((id) => result(id)))).every((r) => r.body.status === 'success'), 10_000)
     const store = server.workspace.get('jobs')!.store!
-    const records = await Promise.all(ids.map(async (id) => (await store.getRun('jobs', id))!))
+    const records = await Promise.all(ids.map(async (id) => (await store.history.getRun('jobs', id))!))
     const spans = records.map((r) => [Date.parse(r.startedAt), Date.parse(r.startedAt) + r.durationMs] as const).sort((a, b) => a[0] - b[0])
     // Each run waits 150 ms; with one slot, each starts only after the one before has ended.
     for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1] - 1)
@@ -145,7 +145,7 @@ describe('shutdown', () => {
     await eventually(async () => (await result(runId)).body.status === 'running', 5000)
     await runner.stop(100)
     expect((await result(runId)).body).toEqual({ runId, status: 'queued', response: null })
-    expect(await server.workspace.get('jobs')!.store!.getRun('jobs', runId)).toBeNull()
+    expect(await server.workspace.get('jobs')!.store!.history.getRun('jobs', runId)).toBeNull()
     runner = new AsyncRunner(server.workspace, { pollMs: 50 }).start()
     await eventually(async () => (await result(runId)).body.status === 'success', 5000)
   })

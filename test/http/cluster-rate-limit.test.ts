@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ClusterRateLimiter } from '../../src/http/cluster-rate-limit.js'
 import type { GuardStore } from '../../src/model/guard-types.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
 
 /** The store's guards, counting the upserts that reach it. */

@@ -97,7 +97,7 @@ describe('onError renders each class of error', () => {
   it("the Replay button on a store outage: a 503 page with the catalog message, never the driver's", async () => {
     server = await startTestServer()
     const store = server.workspace.get('shop')!.store!
-    store.getRun = () => Promise.reject(new FlowctlError('STORE_UNAVAILABLE', 'connect ECONNREFUSED db.internal.example:5432'))
+    store.history.getRun = () => Promise.reject(new FlowctlError('STORE_UNAVAILABLE', 'connect ECONNREFUSED db.internal.example:5432'))
     const page = await server.request('/runs/shop/some-run/replay', { method: 'POST' })
     const text = await page.text()
     expect(page.status).toBe(503)

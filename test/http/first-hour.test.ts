@@ -33,7 +33,7 @@ afterAll(async () => {
 
 async function tick(s: TestServer): Promise<void> {
   const store = await s.workspace.storeFor('shop')
-  await store!.saveHeartbeat({ projectId: 'shop', at: new Date().toISOString(), summary: {} })
+  await store!.schedules.saveHeartbeat({ projectId: 'shop', at: new Date().toISOString(), summary: {} })
 }
 
 describe('/api/status ok', () => {

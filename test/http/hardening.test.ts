@@ -200,7 +200,7 @@ describe('store outages and timeouts', () => {
       expect(response.status).toBe(500)
       const body = (await response.json()) as { runId: string }
       expect(body).toEqual({ ok: false, errors: ['node call failed'], nodeId: 'call', runId: expect.any(String) })
-      const record = await (await server.workspace.storeFor('shop'))!.getRun('shop', body.runId)
+      const record = await (await server.workspace.storeFor('shop'))!.history.getRun('shop', body.runId)
       expect(record).toMatchObject({ status: 'error', error: 'timeout' })
     } finally {
       hanging.closeAllConnections()

@@ -112,7 +112,7 @@ describe('responses: raw non-JSON End bodies and HEAD', () => {
     expect(head.headers.get('x-run-id')).toBeTruthy()
     expect(await head.text()).toBe('')
     const store = (await server.workspace.storeFor('hooks'))!
-    expect(await store.getRun('hooks', head.headers.get('x-run-id')!)).toMatchObject({ method: 'HEAD', httpStatus: 200 })
+    expect(await store.history.getRun('hooks', head.headers.get('x-run-id')!)).toMatchObject({ method: 'HEAD', httpStatus: 200 })
     // Validation and auth still apply, bodiless.
     const invalid = await server.request('/api/run/hooks/challenge', { method: 'HEAD' })
     expect(invalid.status).toBe(400)

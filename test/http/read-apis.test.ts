@@ -141,7 +141,7 @@ describe('/api/cron/tick', () => {
         expect(response.status).toBe(401)
         expect(await response.json()).toEqual({ ok: false, errors: ['invalid token'] })
       }
-      expect(await (await server.workspace.storeFor('shop'))!.getHeartbeat('shop')).toBeNull()
+      expect(await (await server.workspace.storeFor('shop'))!.schedules.getHeartbeat('shop')).toBeNull()
     } finally {
       await noSecret.close()
     }
@@ -169,7 +169,7 @@ describe('/api/cron/tick', () => {
       ])
       expect(summary.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z$/)
     }
-    const heartbeat = await (await server.workspace.storeFor('shop'))!.getHeartbeat('shop')
+    const heartbeat = await (await server.workspace.storeFor('shop'))!.schedules.getHeartbeat('shop')
     expect(heartbeat).not.toBeNull()
     const status = await (await server.request('/api/status')).json()
     expect(status.heartbeat).toEqual({ at: heartbeat!.at, stale: false })
@@ -211,7 +211,7 @@ describe('/status and /api/status', () => {
 
   it("shows a scheduled run's minute in UTC and in its schedule's zone, and next runs in both (SPEC §16)", async () => {
     const store = (await server.workspace.storeFor('shop'))!
-    await store.recordRun(
+    await store.history.recordRun(
       {
         id: 'run_scheduled_status',
         projectId: 'shop',

@@ -31,7 +31,7 @@ describe('Run API (SPEC §5.1)', () => {
     expect(runId).toMatch(/^[0-9a-z]+$/)
     expect(await response.json()).toEqual({ id: expect.any(String), ok: true })
     const store = (await server.workspace.storeFor('shop'))!
-    expect(await store.getRun('shop', runId!)).toMatchObject({ trigger: 'http', method: 'POST', httpStatus: 201, status: 'success' })
+    expect(await store.history.getRun('shop', runId!)).toMatchObject({ trigger: 'http', method: 'POST', httpStatus: 201, status: 'success' })
   })
 
   it('success: path segments, repeated query values, declared headers and End headers', async () => {
@@ -173,7 +173,7 @@ describe('Run API (SPEC §5.1)', () => {
     const body = (await response.json()) as { runId: string }
     expect(body).toEqual({ ok: false, errors: ['node call failed'], nodeId: 'call', runId: expect.any(String) })
     const store = (await server.workspace.storeFor('shop'))!
-    expect(await store.getRun('shop', body.runId)).toMatchObject({ status: 'error', failedNodeId: 'call' })
+    expect(await store.history.getRun('shop', body.runId)).toMatchObject({ status: 'error', failedNodeId: 'call' })
   })
 
   it('counts every rejected request by status on /status', async () => {

@@ -233,7 +233,7 @@ describe('serveCommand', () => {
     const project = await loadProject(dir, { env: {} })
     const store = await openProjectStore(project, { env: {} })
     try {
-      const runs = await store.listRuns({ projectId: 'shop', flow: 'fetch-status', limit: 10 })
+      const runs = await store.history.listRuns({ projectId: 'shop', flow: 'fetch-status', limit: 10 })
       expect(runs.map((run) => [run.status, run.httpStatus, run.error])).toEqual([
         ['success', 200, null],
         ['success', 200, null],

@@ -1,7 +1,7 @@
 // A real NodeContext for node tests: the real resolver over a hand-built scope and a real store.
 import { createResolver, createScope, resolveParts, templateCacheOf, type ExpressionValues, type Scope } from '../../src/language/resolve.js'
 import type { NodeContext } from '../../src/nodes/types.js'
-import type { Store } from '../../src/model/store.js'
+import type { DocumentsPort, Store } from '../../src/model/store.js'
 import { buildFlow, buildProject, type NodeSpec } from '../flow/build.js'
 
 export interface ContextOptions {
@@ -22,9 +22,9 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
   return {
     node: flow.nodes[0]!,
     project,
-    // Node kinds that touch the store get a real one; the others must not touch it.
-    store:
-      options.store ??
+    // Node kinds that touch documents get a real store's port; the others must not touch it.
+    documents:
+      options.store?.documents ??
       (new Proxy(
         {},
         {
@@ -32,7 +32,7 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
             throw new Error('this node must not use the store')
           },
         },
-      ) as Store),
+      ) as DocumentsPort),
     resolve: createResolver(flow, scope, project.secrets, options.expressionValues),
     resolveParts: (text) => resolveParts(text, scope, project.secrets, templateCacheOf(flow), options.expressionValues ?? new Map()),
     signal: options.signal ?? new AbortController().signal,

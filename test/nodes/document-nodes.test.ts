@@ -6,7 +6,7 @@ import { deleteNode } from '../../src/nodes/delete.js'
 import { findNode } from '../../src/nodes/find.js'
 import { getNode } from '../../src/nodes/get.js'
 import { updateNode } from '../../src/nodes/update.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
 import { nodeContext } from './context.js'
 import { settingsCheckContext } from '../../src/project/check-context.js'
@@ -18,7 +18,7 @@ const ids: string[] = []
 beforeAll(async () => {
   store = await openSqliteStore(':memory:')
   for (let i = 1; i <= 5; i += 1)
-    ids.push(await store.insertDocument('test', 'tickets', { n: i, status: i % 2 ? 'open' : 'closed', owner: { id: `u${i % 2}` } }))
+    ids.push(await store.documents.insert('test', 'tickets', { n: i, status: i % 2 ? 'open' : 'closed', owner: { id: `u${i % 2}` } }))
 })
 afterAll(() => store.close())
 
@@ -78,7 +78,7 @@ describe('update', () => {
     const spec = { collection: 'tickets', documentId: '{{start.id}}', set: { status: '{{start.status}}', note: 'x' }, unset: ['owner'] }
     expect(await run(updateNode, spec, { start: { id: ids[1], status: 'done' } })).toEqual({ output: { matched: 1, modified: 1 } })
     expect(await run(updateNode, spec, { start: { id: ids[1], status: 'done' } })).toEqual({ output: { matched: 1, modified: 0 } })
-    expect(await store.getDocument('test', 'tickets', ids[1]!)).toEqual({ _id: ids[1], n: 2, note: 'x', status: 'done' })
+    expect(await store.documents.get('test', 'tickets', ids[1]!)).toEqual({ _id: ids[1], n: 2, note: 'x', status: 'done' })
     expect(await run(updateNode, spec, { start: { id: { $ne: null }, status: 'done' } })).toEqual({ output: { matched: 0, modified: 0 } })
   })
 
@@ -99,7 +99,7 @@ describe('delete', () => {
       output: { deleted: 0 },
     })
     expect(await run(deleteNode, { collection: 'tickets', filter: { status: 'open' } })).toEqual({ output: { deleted: 2 } })
-    expect((await store.findDocuments('test', 'tickets', { filter: { kind: 'all', items: [] }, limit: 10 })).count).toBe(2)
+    expect((await store.documents.find('test', 'tickets', { filter: { kind: 'all', items: [] }, limit: 10 })).count).toBe(2)
   })
 })
 

@@ -5,7 +5,7 @@ import { insertNode } from '../../src/nodes/insert.js'
 import { setNode } from '../../src/nodes/set.js'
 import { startNode } from '../../src/nodes/start.js'
 import { switchNode } from '../../src/nodes/switch.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
 import { nodeContext } from './context.js'
 
@@ -114,12 +114,12 @@ describe('insert', () => {
     const output = outcome.output as { insertedId: string; acknowledged: boolean }
     expect(output.acknowledged).toBe(true)
     expect(typeof output.insertedId).toBe('string')
-    expect(await store.getDocument('test', 'orders', output.insertedId)).toEqual({ _id: output.insertedId, sku: 'A-1', qty: 12, tags: ['shipped'] })
+    expect(await store.documents.get('test', 'orders', output.insertedId)).toEqual({ _id: output.insertedId, sku: 'A-1', qty: 12, tags: ['shipped'] })
   })
 
   it('takes a whole reference to an object as the document', async () => {
     const outcome = await insertNode.execute(nodeContext({ id: 'i', type: 'insert', collection: 'log', document: '{{start}}' }, { scope, store }))
     const { insertedId } = outcome.output as { insertedId: string }
-    expect(await store.getDocument('test', 'log', insertedId)).toEqual({ _id: insertedId, ...scope.start })
+    expect(await store.documents.get('test', 'log', insertedId)).toEqual({ _id: insertedId, ...scope.start })
   })
 })

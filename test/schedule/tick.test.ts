@@ -8,7 +8,7 @@ import type { Project } from '../../src/model/project.js'
 import { loadProject } from '../../src/project/load.js'
 import { DueIndex } from '../../src/schedule/due-index.js'
 import { runTick } from '../../src/schedule/tick.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { RunRecord, Store } from '../../src/model/store.js'
 import { cleanupTempDirs, copyFixture, freePort, makeTempDir } from '../helpers.js'
 
@@ -110,7 +110,7 @@ describe('runTick: schedules', () => {
     const store = await openStore(join(dir, 'tick.db'))
     const at = new Date('2026-11-21T02:00:00Z')
     const summary = await runTick({ targets: [{ project, store }], at, clock: clockAt('2026-11-21T02:00:07Z'), ...quiet })
-    const runs = await store.listRuns({ projectId: 'shop' })
+    const runs = await store.history.listRuns({ projectId: 'shop' })
     expect(summary).toEqual({
       ok: true,
       at: '2026-11-21T02:00:00.000Z',
@@ -135,7 +135,7 @@ describe('runTick: schedules', () => {
       scheduledFor: '2026-11-21T02:00:00.000Z',
     })
 
-    const heartbeat = await store.getHeartbeat('shop')
+    const heartbeat = await store.schedules.getHeartbeat('shop')
     expect(heartbeat?.at).toBe('2026-11-21T02:00:07.000Z') // the wall clock, not the tick minute
     expect(heartbeat?.summary).toMatchObject({ ok: true, at: '2026-11-21T02:00:00.000Z', ran: 1 })
 
@@ -147,7 +147,7 @@ describe('runTick: schedules', () => {
     // 03:00 UTC is 04:00 in Berlin: not due either.
     const utcThree = await runTick({ targets: [{ project, store }], at: new Date('2026-11-21T03:00:00Z'), clock: clockAt('2026-11-21T03:00:00Z'), ...quiet })
     expect(utcThree.ran).toBe(0)
-    expect(await store.listRuns({ projectId: 'shop' })).toHaveLength(1)
+    expect(await store.history.listRuns({ projectId: 'shop' })).toHaveLength(1)
   })
 
   it('runs a schedule exactly once when 5 ticks race over two stores on the same SQLite file', async () => {
@@ -164,7 +164,7 @@ describe('runTick: schedules', () => {
     )
     expect(summaries.map((s) => s.ok)).toEqual([true, true, true, true, true])
     expect(summaries.reduce((sum, s) => sum + s.ran, 0)).toBe(1)
-    const history = await second.listRuns({ projectId: 'shop', flow: 'nightly-cleanup' })
+    const history = await second.history.listRuns({ projectId: 'shop', flow: 'nightly-cleanup' })
     expect(history).toHaveLength(1)
     expect(history[0]).toMatchObject({ trigger: 'cron', method: 'CRON' })
   })
@@ -175,7 +175,7 @@ describe('runTick: schedules', () => {
     const store = await openStore(':memory:')
     const summary = await runTick({ targets: [{ project, store }], at: new Date('2026-05-01T10:05:30Z'), clock: clockAt('2026-05-01T10:05:31Z'), ...quiet })
     expect(summary).toMatchObject({ ok: true, at: '2026-05-01T10:05:00.000Z', ran: 1, errors: 1 })
-    const [run] = await store.listRuns({ projectId: 'ops' })
+    const [run] = await store.history.listRuns({ projectId: 'ops' })
     expect(run).toMatchObject({ flow: 'broken-sync', trigger: 'cron', method: 'CRON', status: 'error', failedNodeId: 'call' })
     expect(run?.error).toBeTruthy()
   })
@@ -208,7 +208,7 @@ describe('runTick: schedules', () => {
       ['ops', 'broken-sync', 'error'],
       ['shop', 'nightly-cleanup', 'success'],
     ])
-    expect(await targets[0]?.store.listRuns({ projectId: 'off' })).toEqual([])
+    expect(await targets[0]?.store.history.listRuns({ projectId: 'off' })).toEqual([])
   })
 })
 
@@ -229,7 +229,7 @@ nodes:
     expect((await tickAt(project, store, 0)).ran).toBe(1)
     const after = await tickAt(project, store, 11)
     expect(after.runs.every((r) => r.status === 'success')).toBe(true)
-    const runs = await store.listRuns({ projectId: 'cu', limit: 100 })
+    const runs = await store.history.listRuns({ projectId: 'cu', limit: 100 })
     expect(runs).toHaveLength(after.ran + 1)
     return runs.map((r) => r.scheduledFor?.slice(11, 16) ?? 'null').sort()
   }
@@ -265,7 +265,7 @@ nodes:
     await tickAt(project, stores[0] as Store, 0)
     const results = await Promise.all([0, 1, 0, 1].map((i) => tickAt(project, stores[i] as Store, 11)))
     expect(results.reduce((sum, r) => sum + r.ran, 0)).toBe(11)
-    const minutes = (await stores[0]!.listRuns({ projectId: 'cu', limit: 100 })).map((r) => r.scheduledFor)
+    const minutes = (await stores[0]!.history.listRuns({ projectId: 'cu', limit: 100 })).map((r) => r.scheduledFor)
     expect(new Set(minutes).size).toBe(12)
     expect(minutes).toHaveLength(12)
   })
@@ -274,7 +274,7 @@ nodes:
     const { project } = await writeProject('projectId: cu\nname: Catch Up\n', { every: flowWith('all') })
     const store = await openStore(':memory:')
     await tickAt(project, store, 0)
-    const heartbeat = await store.getHeartbeat('cu')
+    const heartbeat = await store.schedules.getHeartbeat('cu')
     const dry = await tickAt(project, store, 3, { dryRun: true })
     expect(dry).toMatchObject({ dryRun: true, ran: 0, errors: 0, alertsChecked: 0, digestsChecked: 0 })
     expect(dry.runs.map((r) => [r.scheduledFor.slice(11, 16), r.catchUp, r.status, r.runId])).toEqual([
@@ -282,10 +282,10 @@ nodes:
       ['09:02', true, 'would run', null],
       ['09:03', false, 'would run', null],
     ])
-    expect(await store.listRuns({ projectId: 'cu' })).toHaveLength(1)
-    expect(await store.getHeartbeat('cu')).toEqual(heartbeat)
-    expect(await store.getCursor('cu', 'tick:previous')).toBe(minute(0).toISOString())
-    expect(await store.claimedMinutes('cu', 'flow:every-minute', minute(1).toISOString(), minute(3).toISOString())).toEqual([])
+    expect(await store.history.listRuns({ projectId: 'cu' })).toHaveLength(1)
+    expect(await store.schedules.getHeartbeat('cu')).toEqual(heartbeat)
+    expect(await store.schedules.getCursor('cu', 'tick:previous')).toBe(minute(0).toISOString())
+    expect(await store.schedules.claimedMinutes('cu', 'flow:every-minute', minute(1).toISOString(), minute(3).toISOString())).toEqual([])
     // A minute that already ran is not listed by a dry run of it.
     expect((await tickAt(project, store, 0, { dryRun: true })).runs).toEqual([])
   })
@@ -334,7 +334,7 @@ notify:
     const [failedAttempt, delivered] = hook.received
     expect(delivered?.url).toBe('/hook/tok-7f3a9c') // the secret is resolved at send time only
     expect(delivered?.body).toEqual(failedAttempt?.body)
-    const [run] = await store.listRuns({ projectId: 'ops' })
+    const [run] = await store.history.listRuns({ projectId: 'ops' })
     expect(delivered?.body).toMatchObject({ kind: 'alert', projectId: 'ops', total: 1 })
     expect(delivered?.body.failures).toEqual([
       {
@@ -364,14 +364,14 @@ notify:
     project.settings.notify.alerts.push({ flows: ['quote'], channel: 'local' })
     const store = await openStore(':memory:')
     const outbox = join(dir, '.flowctl', 'outbox')
-    await store.recordRun(runRecord(project, 'create-order', '2026-05-01T08:00:00.000Z', 'error', 'old-failure'), 100)
+    await store.history.recordRun(runRecord(project, 'create-order', '2026-05-01T08:00:00.000Z', 'error', 'old-failure'), 100)
 
     const first = await runTick({ targets: [{ project, store }], at: new Date('2026-05-01T10:00:00Z'), clock: clockAt('2026-05-01T10:00:00Z'), ...quiet })
     expect(first).toMatchObject({ alertsChecked: 2, alertsSent: 0 }) // the old failure is not alerted
 
-    await store.recordRun(runRecord(project, 'create-order', '2026-05-01T10:00:20.000Z', 'error', 'new-1'), 100)
-    await store.recordRun(runRecord(project, 'create-order', '2026-05-01T10:00:40.000Z', 'error', 'new-2'), 100)
-    await store.recordRun(runRecord(project, 'create-order', '2026-05-01T10:00:50.000Z', 'success', 'fine'), 100)
+    await store.history.recordRun(runRecord(project, 'create-order', '2026-05-01T10:00:20.000Z', 'error', 'new-1'), 100)
+    await store.history.recordRun(runRecord(project, 'create-order', '2026-05-01T10:00:40.000Z', 'error', 'new-2'), 100)
+    await store.history.recordRun(runRecord(project, 'create-order', '2026-05-01T10:00:50.000Z', 'success', 'fine'), 100)
     const second = await runTick({ targets: [{ project, store }], at: new Date('2026-05-01T10:01:00Z'), clock: clockAt('2026-05-01T10:01:00Z'), ...quiet })
     expect(second).toMatchObject({ alertsChecked: 2, alertsSent: 1 }) // the quote rule has nothing new
 
@@ -398,10 +398,10 @@ notify:
     const { project } = await writeProject(settings, {})
     const store = await openStore(':memory:')
     await runTick({ targets: [{ project, store }], at: new Date('2026-05-01T10:00:00Z'), clock: clockAt('2026-05-01T10:00:00Z'), ...quiet })
-    await store.recordRun(runRecord(project, 'anything', '2026-05-01T10:00:30.000Z', 'error', 'r1'), 100)
+    await store.history.recordRun(runRecord(project, 'anything', '2026-05-01T10:00:30.000Z', 'error', 'r1'), 100)
     const summary = await runTick({ targets: [{ project, store }], at: new Date('2026-05-01T10:01:00Z'), clock: clockAt('2026-05-01T10:01:00Z'), ...quiet })
     expect(summary).toMatchObject({ ok: true, alertsSent: 0 })
-    const pending = await store.leaseOutbox('ops', 60_000, new Date('2026-05-01T10:01:30Z'))
+    const pending = await store.schedules.leaseOutbox('ops', 60_000, new Date('2026-05-01T10:01:30Z'))
     expect(pending).toHaveLength(1)
     expect(pending[0]).toMatchObject({ attempts: 1 })
     expect(pending[0]?.lastError).toMatch(/secret that is not set/)
@@ -422,10 +422,10 @@ describe('runTick: digests', () => {
           .sort()
           .map(async (name) => JSON.parse(await readFile(join(outbox, name), 'utf8')) as Record<string, unknown>),
       )
-    await first.recordRun(runRecord(project, 'create-order', '2026-05-01T07:00:00.000Z', 'success', 'a'), 100)
-    await first.recordRun(runRecord(project, 'create-order', '2026-05-01T07:30:00.000Z', 'error', 'b'), 100)
-    await first.recordRun(runRecord(project, 'create-order', '2026-05-01T08:00:00.000Z', 'success', 'c'), 100)
-    await first.recordRun(runRecord(project, 'quote', '2026-05-01T08:10:00.000Z', 'success', 'not-in-digest'), 100)
+    await first.history.recordRun(runRecord(project, 'create-order', '2026-05-01T07:00:00.000Z', 'success', 'a'), 100)
+    await first.history.recordRun(runRecord(project, 'create-order', '2026-05-01T07:30:00.000Z', 'error', 'b'), 100)
+    await first.history.recordRun(runRecord(project, 'create-order', '2026-05-01T08:00:00.000Z', 'success', 'c'), 100)
+    await first.history.recordRun(runRecord(project, 'quote', '2026-05-01T08:10:00.000Z', 'success', 'not-in-digest'), 100)
 
     const before = await runTick({
       targets: [{ project, store: first }],
@@ -460,7 +460,7 @@ describe('runTick: digests', () => {
     expect(after).toMatchObject({ digestsChecked: 1, digestsSent: 0 })
 
     // The next day's digest covers only the runs since the previous one.
-    await first.recordRun(runRecord(project, 'create-order', '2026-05-01T12:00:00.000Z', 'success', 'd'), 100)
+    await first.history.recordRun(runRecord(project, 'create-order', '2026-05-01T12:00:00.000Z', 'success', 'd'), 100)
     const nextDay = await runTick({
       targets: [{ project, store: second }],
       at: new Date('2026-05-02T09:00:00Z'),

@@ -3,8 +3,8 @@
 // upstream answer put in a document) is stored escaped on PostgreSQL: never a lost record.
 // The PostgreSQL part needs FLOWCTL_TEST_DATABASE_URL; without it, it skips with a notice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openSqliteStore } from '../../src/store/sqlite.js'
-import { openPostgresStore } from '../../src/store/postgres.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
+import { openPostgresStore } from '../../src/store/postgres/index.js'
 import type { Store } from '../../src/model/store.js'
 import { jsonPost, startTestServer, type TestServer } from '../http/setup.js'
 import { makeRun } from '../store/contract.js'
@@ -75,7 +75,7 @@ describe.each(backends)('NUL and lone surrogates on $name', (backend) => {
     const body = await response.json()
     expect(body.ok).toBe(false)
     expect(body.errors.join('\n')).toContain(error)
-    const collections = await s.workspace.get('shop')!.store!.listCollections('shop')
+    const collections = await s.workspace.get('shop')!.store!.documents.listCollections('shop')
     expect(collections.find((c) => c.collection === 'notes')?.count ?? 0).toBe(0)
   })
 
@@ -86,14 +86,14 @@ describe.each(backends)('NUL and lone surrogates on $name', (backend) => {
 
   it('records a run whose failure reason holds a NUL character', async () => {
     const run = makeRun('nul', { status: 'error', httpStatus: 500, failedNodeId: 'call', error: 'upstream said a\u0000b' })
-    await store.recordRun(run, 100)
-    const stored = await store.getRun('nul', run.id)
+    await store.history.recordRun(run, 100)
+    const stored = await store.history.getRun('nul', run.id)
     expect(['upstream said a\u0000b', 'upstream said a\\u0000b']).toContain(stored?.error)
   })
 
   it('stores a document holding a NUL or a lone surrogate made inside a flow', async () => {
-    const id = await store.insertDocument('nul', 'notes', { text: 'a\u0000b', odd: 'x\ud800' })
-    const document = (await store.getDocument('nul', 'notes', id)) as Record<string, string>
+    const id = await store.documents.insert('nul', 'notes', { text: 'a\u0000b', odd: 'x\ud800' })
+    const document = (await store.documents.get('nul', 'notes', id)) as Record<string, string>
     expect(['a\u0000b', 'a\\u0000b']).toContain(document.text)
     expect(document.odd.startsWith('x')).toBe(true)
   })

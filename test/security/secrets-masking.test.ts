@@ -101,7 +101,7 @@ nodes:
     const answer = JSON.parse(text)
     expect(JSON.stringify(answer.response.body)).toContain('***')
     const runId = response.headers.get('x-run-id')!
-    const stored = await s.workspace.get('shop')!.store!.getRun('shop', runId)
+    const stored = await s.workspace.get('shop')!.store!.history.getRun('shop', runId)
     const storedText = JSON.stringify(stored)
     expect(storedText).toContain('***')
     for (const form of forms) expect(storedText).not.toContain(form)

@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startRuntime } from '../../src/serve/runtime.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { cleanupTempDirs, copyFixture } from '../helpers.js'
 
 afterAll(cleanupTempDirs)

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import type { Project } from '../../src/model/project.js'
 import type { Store } from '../../src/model/store.js'
 import { StorePool } from '../../src/serve/store-pool.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 
 const project = { settings: { projectId: 'shop' } } as unknown as Project
 

@@ -5,12 +5,44 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Workspace } from '../../src/serve/workspace.js'
 import { loadProject, reloadProject } from '../../src/project/load.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { cleanupTempDirs, copyFixture } from '../helpers.js'
 
 afterAll(cleanupTempDirs)
 
 describe('Workspace', () => {
+  it('publishes and counts every run its store records (history.onRecorded), async finishes included', async () => {
+    const project = await loadProject(await copyFixture('example'), { env: {} })
+    const workspace = new Workspace(async () => openSqliteStore(':memory:'))
+    const store = (await workspace.add(project)).store!
+    const published: string[] = []
+    workspace.events.subscribe((event) => void (event.type === 'run' && published.push(event.data.id)))
+    const record = (id: string) => ({
+      id,
+      projectId: 'shop',
+      flow: 'create-order',
+      trigger: 'http' as const,
+      method: 'POST',
+      startedAt: new Date().toISOString(),
+      durationMs: 3,
+      status: 'success' as const,
+      httpStatus: 201,
+      ports: [],
+      failedNodeId: null,
+      error: null,
+      scheduledFor: null,
+      replayOf: null,
+    })
+    await store.history.recordRun(record('run-sync'), 100)
+    await store.queue.enqueue({ id: 'run-async', projectId: 'shop', flow: 'create-order', method: 'POST', input: '{}', receivedAt: new Date().toISOString() })
+    const [claimed] = await store.queue.claim('shop', { limit: 1, leaseMs: 60_000, token: 'worker-1' })
+    await store.queue.finish(record('run-async'), 100, undefined, { claimToken: claimed!.claimToken, response: '{"status":201,"body":null}' })
+    expect(published).toEqual(['run-sync', 'run-async'])
+    const metrics = workspace.metrics.familiesText([], () => true)
+    expect(metrics).toMatch(/flowctl_runs_total\{[^}]*project="shop"[^}]*\} 2/)
+    await workspace.close()
+  })
+
   it('retries opening a failed store at most once per interval, then serves it', async () => {
     const project = await loadProject(await copyFixture('example'), { env: {} })
     let now = 1_000_000

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe } from 'vitest'
-import { openPostgresStore } from '../../src/store/postgres.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openPostgresStore } from '../../src/store/postgres/index.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { describeAsyncRunsContract } from './async-runs-contract.js'
 
 const dir = await mkdtemp(join(tmpdir(), 'flowctl-async-'))

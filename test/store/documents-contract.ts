@@ -80,12 +80,12 @@ export function describeDocumentsContract(stores: () => { store: Store; other: S
 
     beforeAll(async () => {
       store = stores().store
-      for (const [name, doc] of Object.entries(SEED)) ids[name] = await store.insertDocument(projectId, 'items', doc)
-      await store.insertDocument(projectId, 'other', { name: 'a', status: 'open' })
+      for (const [name, doc] of Object.entries(SEED)) ids[name] = await store.documents.insert(projectId, 'items', doc)
+      await store.documents.insert(projectId, 'other', { name: 'a', status: 'open' })
     })
 
     const find = async (written: Record<string, unknown>, sort: Record<string, unknown> = {}, limit = 100, skip = 0) =>
-      store.findDocuments(projectId, 'items', { filter: bound(written), sort: parseSort(sort).sort, limit, skip })
+      store.documents.find(projectId, 'items', { filter: bound(written), sort: parseSort(sort).sort, limit, skip })
 
     it.each(FILTER_CASES)('find: %s', async (_what, written, expected) => {
       const result = await find(written, { name: 1 })
@@ -103,9 +103,9 @@ export function describeDocumentsContract(stores: () => { store: Store; other: S
     it('compares strings with quotes, escapes and other scripts exactly, and big and small numbers by value', async () => {
       const p = `${projectId}_s`
       const values = ['line\n"quoted" \\ back', 'héllo wörld ✓ 日本', '\u2028\t', 1e21, -0.000001, 12345678901234, 0.1 + 0.2]
-      for (const value of values) await store.insertDocument(p, 'c', { value })
+      for (const value of values) await store.documents.insert(p, 'c', { value })
       for (const value of values) {
-        const result = await store.findDocuments(p, 'c', { filter: bound({ value: '{{start.v}}' }, { start: { v: value } }), limit: 10 })
+        const result = await store.documents.find(p, 'c', { filter: bound({ value: '{{start.v}}' }, { start: { v: value } }), limit: 10 })
         expect({ value, found: result.documents.map((d) => (d as { value: unknown }).value) }).toEqual({ value, found: [value] })
       }
     })
@@ -133,7 +133,7 @@ export function describeDocumentsContract(stores: () => { store: Store; other: S
 
     it('keeps insertion order without a sort, and newest first when asked', async () => {
       expect(names((await find({})).documents)).toEqual(ALL)
-      const newest = await store.findDocuments(projectId, 'items', { filter: bound({}), limit: 3, newestFirst: true })
+      const newest = await store.documents.find(projectId, 'items', { filter: bound({}), limit: 3, newestFirst: true })
       expect(names(newest.documents)).toEqual(['f', 'e', 'd'])
     })
 
@@ -150,14 +150,14 @@ export function describeDocumentsContract(stores: () => { store: Store; other: S
       ]
       it.each(hostile)('%s', async (_what, written, start, expected) => {
         const filter = bound(written, { start })
-        const result = await store.findDocuments(projectId, 'items', { filter, sort: parseSort({ name: 1 }).sort, limit: 100 })
+        const result = await store.documents.find(projectId, 'items', { filter, sort: parseSort({ name: 1 }).sort, limit: 100 })
         expect(names(result.documents)).toEqual(expected)
         // ...and the same values cannot widen an update or a delete.
-        expect(await store.updateDocuments(projectId, 'items', filter, { set: { touched: true }, unset: [] })).toEqual({
+        expect(await store.documents.update(projectId, 'items', filter, { set: { touched: true }, unset: [] })).toEqual({
           matched: expected.length,
           modified: expected.length,
         })
-        expect(await store.updateDocuments(projectId, 'items', filter, { set: {}, unset: ['touched'] })).toEqual({
+        expect(await store.documents.update(projectId, 'items', filter, { set: {}, unset: ['touched'] })).toEqual({
           matched: expected.length,
           modified: expected.length,
         })
@@ -165,55 +165,55 @@ export function describeDocumentsContract(stores: () => { store: Store; other: S
     })
 
     it('lists collections with counts', async () => {
-      expect(await store.listCollections(projectId)).toEqual([
+      expect(await store.documents.listCollections(projectId)).toEqual([
         { collection: 'items', count: 6 },
         { collection: 'other', count: 1 },
       ])
-      expect(await store.listCollections(`${projectId}_none`)).toEqual([])
+      expect(await store.documents.listCollections(`${projectId}_none`)).toEqual([])
     })
 
     it('creates expression indexes idempotently, and queries still answer the same', async () => {
       const indexes = { items: [['status'], ['customer', 'id']], other: [['status']] }
-      await store.ensureIndexes(indexes)
-      await store.ensureIndexes(indexes)
-      await stores().other.ensureIndexes(indexes)
+      await store.documents.ensureIndexes(indexes)
+      await store.documents.ensureIndexes(indexes)
+      await stores().other.documents.ensureIndexes(indexes)
       expect(names((await find({ status: 'open' }, { name: 1 })).documents)).toEqual(['a', 'c'])
       expect(names((await find({ 'customer.id': 'c1', qty: 5 })).documents)).toEqual(['a'])
     })
 
     it('updates: set merges top-level fields, unset removes, modified counts real changes', async () => {
       const p = `${projectId}_u`
-      const one = await store.insertDocument(p, 'c', { n: 1, status: 'open', keep: { deep: [1] }, drop: 'x' })
-      const two = await store.insertDocument(p, 'c', { n: 2, status: 'open' })
-      await store.insertDocument(p, 'c', { n: 3, status: 'closed' })
-      const list = await store.insertDocument(p, 'c', [1, 2])
+      const one = await store.documents.insert(p, 'c', { n: 1, status: 'open', keep: { deep: [1] }, drop: 'x' })
+      const two = await store.documents.insert(p, 'c', { n: 2, status: 'open' })
+      await store.documents.insert(p, 'c', { n: 3, status: 'closed' })
+      const list = await store.documents.insert(p, 'c', [1, 2])
       const open = bound({ status: 'open' })
-      expect(await store.updateDocuments(p, 'c', open, { set: { status: 'done', extra: { a: null } }, unset: ['drop', 'absent'] })).toEqual({
+      expect(await store.documents.update(p, 'c', open, { set: { status: 'done', extra: { a: null } }, unset: ['drop', 'absent'] })).toEqual({
         matched: 2,
         modified: 2,
       })
-      expect(await store.getDocument(p, 'c', one)).toEqual({ _id: one, n: 1, status: 'done', keep: { deep: [1] }, extra: { a: null } })
-      expect(await store.getDocument(p, 'c', two)).toEqual({ _id: two, n: 2, status: 'done', extra: { a: null } })
-      expect(await store.updateDocuments(p, 'c', open, { set: { status: 'again' }, unset: [] })).toEqual({ matched: 0, modified: 0 })
+      expect(await store.documents.get(p, 'c', one)).toEqual({ _id: one, n: 1, status: 'done', keep: { deep: [1] }, extra: { a: null } })
+      expect(await store.documents.get(p, 'c', two)).toEqual({ _id: two, n: 2, status: 'done', extra: { a: null } })
+      expect(await store.documents.update(p, 'c', open, { set: { status: 'again' }, unset: [] })).toEqual({ matched: 0, modified: 0 })
       // The same values again: matched, not modified.
-      expect(await store.updateDocuments(p, 'c', bound({ _id: one }), { set: { status: 'done', n: 1 }, unset: ['nope'] })).toEqual({ matched: 1, modified: 0 })
+      expect(await store.documents.update(p, 'c', bound({ _id: one }), { set: { status: 'done', n: 1 }, unset: ['nope'] })).toEqual({ matched: 1, modified: 0 })
       // _id cannot be set; a document that is not an object is never matched.
-      expect(await store.updateDocuments(p, 'c', bound({ _id: one }), { set: { _id: 'other', n: 9 }, unset: [] })).toEqual({ matched: 1, modified: 1 })
-      expect(await store.getDocument(p, 'c', one)).toMatchObject({ _id: one, n: 9 })
-      expect(await store.updateDocuments(p, 'c', bound({ _id: list }), { set: { n: 1 }, unset: [] })).toEqual({ matched: 0, modified: 0 })
-      expect(await store.getDocument(p, 'c', list)).toEqual([1, 2])
+      expect(await store.documents.update(p, 'c', bound({ _id: one }), { set: { _id: 'other', n: 9 }, unset: [] })).toEqual({ matched: 1, modified: 1 })
+      expect(await store.documents.get(p, 'c', one)).toMatchObject({ _id: one, n: 9 })
+      expect(await store.documents.update(p, 'c', bound({ _id: list }), { set: { n: 1 }, unset: [] })).toEqual({ matched: 0, modified: 0 })
+      expect(await store.documents.get(p, 'c', list)).toEqual([1, 2])
     })
 
     it('deletes only what the filter picks', async () => {
       const p = `${projectId}_d`
-      for (const doc of Object.values(SEED)) await store.insertDocument(p, 'c', doc)
-      await store.insertDocument(p, 'keep', { qty: 10 })
-      expect(await store.deleteDocuments(p, 'c', bound({ qty: { $gte: 5 } }))).toBe(3)
-      const left = await store.findDocuments(p, 'c', { filter: bound({}), sort: parseSort({ name: 1 }).sort, limit: 100 })
+      for (const doc of Object.values(SEED)) await store.documents.insert(p, 'c', doc)
+      await store.documents.insert(p, 'keep', { qty: 10 })
+      expect(await store.documents.delete(p, 'c', bound({ qty: { $gte: 5 } }))).toBe(3)
+      const left = await store.documents.find(p, 'c', { filter: bound({}), sort: parseSort({ name: 1 }).sort, limit: 100 })
       expect(names(left.documents)).toEqual(['c', 'd', 'e'])
-      expect(await store.deleteDocuments(p, 'c', bound({ status: '{{start.s}}' }, { start: { s: { $ne: null } } }))).toBe(1)
-      expect(await store.deleteDocuments(p, 'c', bound({ status: 'nothing' }))).toBe(0)
-      expect(await store.listCollections(p)).toEqual([
+      expect(await store.documents.delete(p, 'c', bound({ status: '{{start.s}}' }, { start: { s: { $ne: null } } }))).toBe(1)
+      expect(await store.documents.delete(p, 'c', bound({ status: 'nothing' }))).toBe(0)
+      expect(await store.documents.listCollections(p)).toEqual([
         { collection: 'c', count: 2 },
         { collection: 'keep', count: 1 },
       ])

@@ -48,11 +48,11 @@ describe('openProjectStore', () => {
     const store = await openProjectStore(project('embedded'), { env: {} })
     expect(store.kind).toBe('sqlite')
     const run = makeRun('shop')
-    await store.recordRun(run, 100)
+    await store.history.recordRun(run, 100)
     await store.close()
     expect(existsSync(join(dir, '.flowctl', 'flowctl.db'))).toBe(true)
     const again = await openProjectStore(project('embedded'), { env: {} })
-    expect(await again.getRun('shop', run.id)).toStrictEqual({ ...run, input: null, trace: null })
+    expect(await again.history.getRun('shop', run.id)).toStrictEqual({ ...run, input: null, trace: null })
     await again.close()
   })
 

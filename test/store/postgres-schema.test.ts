@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { DEFAULT_LIMITS, type Project } from '../../src/model/project.js'
 import { validateProject } from '../../src/project/validate.js'
 import { openProjectStore } from '../../src/serve/project-store.js'
-import { openPostgresStore } from '../../src/store/postgres.js'
+import { openPostgresStore } from '../../src/store/postgres/index.js'
 import { cleanupTempDirs, copyFixture } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 import { makeRun } from './contract.js'
@@ -84,8 +84,8 @@ describe.skipIf(!PG_URL)('database.schema on PostgreSQL', () => {
   it('keeps every table in the flowctl schema by default, none in public', async () => {
     const url = await freshDatabase()
     const store = await openProjectStore(project(url), { env: {} })
-    await store.recordRun(makeRun('shop', { id: 'r1' }), 100)
-    expect((await store.listRuns({ projectId: 'shop' })).map((run) => run.id)).toEqual(['r1'])
+    await store.history.recordRun(makeRun('shop', { id: 'r1' }), 100)
+    expect((await store.history.listRuns({ projectId: 'shop' })).map((run) => run.id)).toEqual(['r1'])
     await store.close()
     const tables = await tablesOf(url)
     expect(tables.filter((name) => name.startsWith('public.'))).toEqual([])
@@ -103,14 +103,14 @@ describe.skipIf(!PG_URL)('database.schema on PostgreSQL', () => {
   it("moves an earlier flowctl's tables from public into the schema, with their history", async () => {
     const url = await freshDatabase()
     const old = await openPostgresStore(url) // what the previous version did: everything in public
-    await old.recordRun(makeRun('shop', { id: 'old-run' }), 100)
+    await old.history.recordRun(makeRun('shop', { id: 'old-run' }), 100)
     await old.close()
     expect(await tablesOf(url)).toContain('public.runs')
 
     const store = await openProjectStore(project(url), { env: {} })
-    expect((await store.listRuns({ projectId: 'shop' })).map((run) => run.id)).toEqual(['old-run'])
-    await store.recordRun(makeRun('shop', { id: 'new-run' }), 100)
-    expect((await store.listRuns({ projectId: 'shop' })).map((run) => run.id).sort()).toEqual(['new-run', 'old-run'])
+    expect((await store.history.listRuns({ projectId: 'shop' })).map((run) => run.id)).toEqual(['old-run'])
+    await store.history.recordRun(makeRun('shop', { id: 'new-run' }), 100)
+    expect((await store.history.listRuns({ projectId: 'shop' })).map((run) => run.id).sort()).toEqual(['new-run', 'old-run'])
     await store.close()
     const tables = await tablesOf(url)
     expect(tables.filter((name) => name.startsWith('public.'))).toEqual([])
@@ -125,7 +125,7 @@ describe.skipIf(!PG_URL)('database.schema on PostgreSQL', () => {
     await client.query('CREATE TABLE public.runs (id SERIAL, athlete TEXT, km REAL)')
     await client.end()
     const store = await openProjectStore(project(url), { env: {} })
-    await store.recordRun(makeRun('shop', { id: 'r1' }), 100)
+    await store.history.recordRun(makeRun('shop', { id: 'r1' }), 100)
     await store.close()
     const tables = await tablesOf(url)
     expect(tables).toContain('public.runs')

@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { POSTGRES_MIGRATIONS } from '../../src/store/migrations/postgres.js'
-import { openPostgresStore } from '../../src/store/postgres.js'
-import { PG_SQL, TRIM_PLANNER_SETTINGS } from '../../src/store/postgres-sql.js'
+import { openPostgresStore } from '../../src/store/postgres/index.js'
+import { PG_SQL, TRIM_PLANNER_SETTINGS } from '../../src/store/postgres/sql.js'
 import type { Store } from '../../src/model/store.js'
 import { describeStoreContract, makeRun } from './contract.js'
 import { bindFilter, parseFilter } from '../../src/model/document-filter.js'
@@ -42,8 +42,8 @@ describe.skipIf(!url)('postgres store', () => {
     try {
       const stores: Store[] = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore(url!, { schema: fresh })))
       const run = makeRun('p')
-      await stores[0]!.recordRun(run, 10)
-      expect(await stores[3]!.getRun('p', run.id)).toStrictEqual({ ...run, input: null, trace: null })
+      await stores[0]!.history.recordRun(run, 10)
+      expect(await stores[3]!.history.getRun('p', run.id)).toStrictEqual({ ...run, input: null, trace: null })
       await Promise.all(stores.map((s) => s.close()))
       const client = new pg.Client({ connectionString: url })
       await client.connect()
@@ -63,7 +63,7 @@ describe.skipIf(!url)('postgres store', () => {
       await client.connect()
       await client.query(`ALTER TABLE "${fresh}".runs RENAME TO runs_gone`)
       await client.end()
-      const results = await Promise.allSettled(Array.from({ length: 100 }, () => store.recordRun(makeRun('p'), 1000)))
+      const results = await Promise.allSettled(Array.from({ length: 100 }, () => store.history.recordRun(makeRun('p'), 1000)))
       expect(results.filter((r) => r.status === 'rejected')).toHaveLength(100)
     } finally {
       await store.close()
@@ -103,7 +103,7 @@ describe.skipIf(!url)('postgres store', () => {
     const client = new pg.Client({ connectionString: url, options: `-c search_path=${fresh}` })
     await client.connect()
     try {
-      await store.ensureIndexes({ orders: [['status']] })
+      await store.documents.ensureIndexes({ orders: [['status']] })
       await client.query(`INSERT INTO documents (id, project_id, collection, body)
         SELECT 'd' || g, 'p', 'orders', jsonb_build_object('status', 's' || g) FROM generate_series(1, 20000) g`)
       await client.query('ANALYZE documents')

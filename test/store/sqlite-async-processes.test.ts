@@ -9,11 +9,11 @@ import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 
 const run = promisify(execFile)
 const ROOT = resolve(import.meta.dirname, '..', '..')
-const BUILT_STORE = join(ROOT, 'dist', 'store', 'sqlite.js')
+const BUILT_STORE = join(ROOT, 'dist', 'store', 'sqlite', 'index.js')
 const PROCESSES = 4
 const RUNS = 120
 
@@ -30,9 +30,9 @@ while (readdirSync(readyDir).length < Number(processes)) await new Promise((r) =
 const claimed = []
 for (;;) {
   const token = 'p' + process.pid + '-' + claimed.length
-  const batch = await store.claimAsyncRuns('p', { limit: 3, leaseMs: 60000, token })
+  const batch = await store.queue.claim('p', { limit: 3, leaseMs: 60000, token })
   if (batch.length === 0) break
-  await Promise.all(batch.map((job) => store.finishAsyncRun({ id: job.id, projectId: 'p', flow: job.flow, trigger: 'http', method: job.method,
+  await Promise.all(batch.map((job) => store.queue.finish({ id: job.id, projectId: 'p', flow: job.flow, trigger: 'http', method: job.method,
     startedAt: new Date().toISOString(), durationMs: 1, status: 'success', httpStatus: 200, ports: [], failedNodeId: null, error: null,
     scheduledFor: null, replayOf: null }, 100000, undefined, { claimToken: job.claimToken, response: '{"status":200,"body":null}' })))
   claimed.push(...batch.map((job) => job.id))
@@ -52,7 +52,7 @@ describe.skipIf(!existsSync(BUILT_STORE))('async runs claimed by several process
     const ids = Array.from({ length: RUNS }, (_, i) => `run-${String(i).padStart(3, '0')}`)
     await Promise.all(
       ids.map((id, i) =>
-        store.enqueueAsyncRun({ id, projectId: 'p', flow: 'f', method: 'POST', input: '{}', receivedAt: new Date(Date.UTC(2024, 0, 1) + i).toISOString() }),
+        store.queue.enqueue({ id, projectId: 'p', flow: 'f', method: 'POST', input: '{}', receivedAt: new Date(Date.UTC(2024, 0, 1) + i).toISOString() }),
       ),
     )
     await writeFile(join(dir, 'worker.mjs'), WORKER)
@@ -65,8 +65,8 @@ describe.skipIf(!existsSync(BUILT_STORE))('async runs claimed by several process
     expect(new Set(all)).toEqual(new Set(ids))
     // The work was shared (each process got some), not taken by whichever started first.
     expect(perProcess.filter((claimed) => claimed.length > 0).length).toBeGreaterThan(1)
-    expect((await store.listRuns({ projectId: 'p', limit: 1000 })).length).toBe(RUNS)
-    expect((await store.getAsyncRun('p', ids[0]!))?.status).toBe('success')
+    expect((await store.history.listRuns({ projectId: 'p', limit: 1000 })).length).toBe(RUNS)
+    expect((await store.queue.get('p', ids[0]!))?.status).toBe('success')
     await store.close()
   }, 60_000)
 })

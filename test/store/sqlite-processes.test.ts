@@ -14,20 +14,20 @@ const BUILD = join(ROOT, 'node_modules', '.cache', `flowctl-store-test-${process
 const PROCESSES = 4
 
 const WORKER = `
-import { openSqliteStore } from './store/sqlite.js'
+import { openSqliteStore } from './store/sqlite/index.js'
 const [file, startAt] = process.argv.slice(2)
 while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 2))
 const store = await openSqliteStore(file)
 const claims = []
-for (let m = 0; m < 40; m++) claims.push(await store.claimScheduleMinute('p', 'nightly', new Date(Date.UTC(2024, 0, 1, 0, m)).toISOString()))
+for (let m = 0; m < 40; m++) claims.push(await store.schedules.claimMinute('p', 'nightly', new Date(Date.UTC(2024, 0, 1, 0, m)).toISOString()))
 const cursors = []
 for (let i = 0; i < 20; i++) {
-  const expected = await store.getCursor('p', 'alert:0')
+  const expected = await store.schedules.getCursor('p', 'alert:0')
   const next = String(Number(expected ?? 0) + 1).padStart(4, '0')
-  cursors.push((await store.advanceCursor('p', 'alert:0', expected, next, { channel: 'ops', payload: { next } })) ? next : null)
+  cursors.push((await store.schedules.advanceCursor('p', 'alert:0', expected, next, { channel: 'ops', payload: { next } })) ? next : null)
 }
-const leased = (await store.leaseOutbox('p', 60000, new Date())).map((m) => m.id)
-await store.recordRun({ id: 'run-' + process.pid, projectId: 'p', flow: 'f', trigger: 'cron', method: 'CRON', startedAt: new Date().toISOString(),
+const leased = (await store.schedules.leaseOutbox('p', 60000, new Date())).map((m) => m.id)
+await store.history.recordRun({ id: 'run-' + process.pid, projectId: 'p', flow: 'f', trigger: 'cron', method: 'CRON', startedAt: new Date().toISOString(),
   durationMs: 1, status: 'success', httpStatus: null, ports: [], failedNodeId: null, error: null, scheduledFor: null }, 100)
 await store.close()
 console.log(JSON.stringify({ claims, cursors, leased }))
@@ -39,7 +39,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flowctl-sqlite-procs-'))
   await run('node', [
     join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-    join(ROOT, 'src', 'store', 'sqlite.ts'),
+    join(ROOT, 'src', 'store', 'sqlite', 'index.ts'),
     '--outDir',
     BUILD,
     '--rootDir',
@@ -82,12 +82,12 @@ describe('sqlite store shared by several processes', () => {
     const leased = results.flatMap((r) => r.leased)
     expect(new Set(leased).size).toBe(leased.length)
 
-    const { openSqliteStore } = await import('../../src/store/sqlite.js')
+    const { openSqliteStore } = await import('../../src/store/sqlite/index.js')
     const store = await openSqliteStore(file)
-    expect(await store.getCursor('p', 'alert:0')).toBe(moves.at(-1))
-    expect((await store.listRuns({ projectId: 'p' })).length).toBe(PROCESSES)
+    expect(await store.schedules.getCursor('p', 'alert:0')).toBe(moves.at(-1))
+    expect((await store.history.listRuns({ projectId: 'p' })).length).toBe(PROCESSES)
     // Every message enqueued by a winning move is in the outbox exactly once; unleased ones remain.
-    const rest = await store.leaseOutbox('p', 60_000, new Date())
+    const rest = await store.schedules.leaseOutbox('p', 60_000, new Date())
     expect(leased.length + rest.length).toBe(moves.length)
     await store.close()
   }, 60_000)

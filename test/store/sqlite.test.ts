@@ -4,14 +4,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { runValues } from '../../src/store/rows.js'
 import { SQLITE_MIGRATIONS } from '../../src/store/migrations/sqlite.js'
 import { describeStoreContract, makeRun } from './contract.js'
 import { bindFilter, parseFilter } from '../../src/model/document-filter.js'
 import { documentIndexName } from '../../src/store/documents.js'
 import { compileSort, SQLITE_DIALECT } from '../../src/store/filter-sql.js'
-import { documentsWhere } from '../../src/store/sqlite-documents.js'
+import { documentsWhere } from '../../src/store/sqlite/documents.js'
 
 /** Runs `action` while another connection (as another process would) holds the write lock. */
 async function whileWriteLockHeld<T>(file: string, action: () => Promise<T>): Promise<T> {
@@ -44,7 +44,7 @@ describe('sqlite store', () => {
   it('creates the parent folder and uses WAL', async () => {
     const nested = join(dir, 'a', 'b', '.flowctl', 'flowctl.db')
     const store = await openSqliteStore(nested)
-    await store.recordRun(makeRun('p'), 10)
+    await store.history.recordRun(makeRun('p'), 10)
     expect(existsSync(nested)).toBe(true)
     const raw = new Database(nested, { readonly: true })
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal')
@@ -74,21 +74,21 @@ describe('sqlite store', () => {
     raw.prepare('INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...runValues(kept, undefined).slice(0, 12))
     raw.close()
     const store = await openSqliteStore(old)
-    expect(await store.getRun('p', kept.id)).toStrictEqual({ ...kept, scheduledFor: null, replayOf: null, input: null, trace: null })
+    expect(await store.history.getRun('p', kept.id)).toStrictEqual({ ...kept, scheduledFor: null, replayOf: null, input: null, trace: null })
     const scheduled = makeRun('p', { trigger: 'cron', method: 'CRON', scheduledFor: '2026-11-23T10:00:00.000Z' })
-    await store.recordRun(scheduled, 10)
-    expect(await store.getRun('p', scheduled.id)).toStrictEqual({ ...scheduled, input: null, trace: null })
+    await store.history.recordRun(scheduled, 10)
+    expect(await store.history.getRun('p', scheduled.id)).toStrictEqual({ ...scheduled, input: null, trace: null })
     await store.close()
   })
 
   it('answers STORE_UNAVAILABLE when another process holds the write lock past busy_timeout (5 s)', async () => {
     const shared = join(dir, 'locked.db')
     const store = await openSqliteStore(shared)
-    await whileWriteLockHeld(shared, () => expect(store.recordRun(makeRun('p'), 10)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' }))
+    await whileWriteLockHeld(shared, () => expect(store.history.recordRun(makeRun('p'), 10)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' }))
     // Reads are never blocked by a writer in WAL mode, and writes work again once the lock is gone.
     const run = makeRun('p')
-    await store.recordRun(run, 10)
-    expect(await store.getRun('p', run.id)).toStrictEqual({ ...run, input: null, trace: null })
+    await store.history.recordRun(run, 10)
+    expect(await store.history.getRun('p', run.id)).toStrictEqual({ ...run, input: null, trace: null })
     await store.close()
   }, 20_000)
 
@@ -97,22 +97,22 @@ describe('sqlite store', () => {
     const store = await openSqliteStore(shared)
     const runs = Array.from({ length: 100 }, () => makeRun('p'))
     const results = await whileWriteLockHeld(shared, () =>
-      Promise.allSettled([...runs.map((run) => store.recordRun(run, 1000)), store.insertDocument('p', 'c', { a: 1 })]),
+      Promise.allSettled([...runs.map((run) => store.history.recordRun(run, 1000)), store.documents.insert('p', 'c', { a: 1 })]),
     )
     expect(outcomes(results)).toEqual(Array(101).fill('STORE_UNAVAILABLE'))
-    expect(await store.countRuns('p', null, null)).toEqual({ success: 0, error: 0 })
+    expect(await store.history.countRuns('p', null, null)).toEqual({ success: 0, error: 0 })
     await store.close()
   }, 20_000)
 
   it("fails only the caller whose row is refused (duplicate id), with SQLite's code", async () => {
     const store = await openSqliteStore(join(dir, 'duplicate.db'))
     const run = makeRun('p')
-    await store.recordRun(run, 10)
+    await store.history.recordRun(run, 10)
     const other = makeRun('p')
-    const results = await Promise.allSettled([store.recordRun(run, 10), store.recordRun(other, 10)])
+    const results = await Promise.allSettled([store.history.recordRun(run, 10), store.history.recordRun(other, 10)])
     expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' } })
     expect(results[1].status).toBe('fulfilled')
-    expect(await store.getRun('p', other.id)).toStrictEqual({ ...other, input: null, trace: null })
+    expect(await store.history.getRun('p', other.id)).toStrictEqual({ ...other, input: null, trace: null })
     await store.close()
   })
 
@@ -120,7 +120,7 @@ describe('sqlite store', () => {
     const shared = join(dir, 'close.db')
     const store = await openSqliteStore(shared)
     const runs = Array.from({ length: 500 }, () => makeRun('p'))
-    const writes = runs.map((run) => store.recordRun(run, 10_000))
+    const writes = runs.map((run) => store.history.recordRun(run, 10_000))
     await store.close()
     await Promise.all(writes)
     const raw = new Database(shared, { readonly: true })
@@ -128,16 +128,16 @@ describe('sqlite store', () => {
     raw.close()
     // Nothing is left running: a fresh store on the file opens and writes at once.
     const again = await openSqliteStore(shared)
-    await again.recordRun(makeRun('p'), 10_000)
+    await again.history.recordRun(makeRun('p'), 10_000)
     await again.close()
   })
 
   it('refuses writes as STORE_UNAVAILABLE once closed', async () => {
     const shared = join(dir, 'closed.db')
     const store = await openSqliteStore(shared)
-    await store.recordRun(makeRun('p'), 10)
+    await store.history.recordRun(makeRun('p'), 10)
     await store.close()
-    await expect(store.recordRun(makeRun('p'), 10)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    await expect(store.history.recordRun(makeRun('p'), 10)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
     const raw = new Database(shared, { readonly: true })
     expect((raw.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n).toBe(1)
     raw.close()
@@ -146,7 +146,7 @@ describe('sqlite store', () => {
   it('answers an equality find on an indexed field from the expression index, for count and page', async () => {
     const path = join(dir, 'index-plan', 'flowctl.db')
     const store = await openSqliteStore(path)
-    await store.ensureIndexes({ orders: [['status'], ['customer', 'id']] })
+    await store.documents.ensureIndexes({ orders: [['status'], ['customer', 'id']] })
     await store.close()
     const raw = new Database(path, { readonly: true })
     try {
@@ -177,10 +177,10 @@ describe('sqlite store', () => {
   it('plans a find from its SQL alone, the same for any values, after ANALYZE', async () => {
     const path = join(dir, 'stable-plan', 'flowctl.db')
     const store = await openSqliteStore(path)
-    await store.ensureIndexes({ orders: [['x'], ['y']] })
+    await store.documents.ensureIndexes({ orders: [['x'], ['y']] })
     // x is rare for the first few documents, y for the last few: with the values in view a planner
     // would pick the index of whichever value is rare.
-    for (let i = 0; i < 300; i += 1) await store.insertDocument('p', 'orders', { x: i < 3 ? 'rare' : 'common', y: i >= 297 ? 'rare' : 'common' })
+    for (let i = 0; i < 300; i += 1) await store.documents.insert('p', 'orders', { x: i < 3 ? 'rare' : 'common', y: i >= 297 ? 'rare' : 'common' })
     await store.close()
     const raw = new Database(path)
     try {
@@ -207,8 +207,8 @@ describe('sqlite store', () => {
   it('works in memory', async () => {
     const store = await openSqliteStore(':memory:')
     const run = makeRun('mem')
-    await store.recordRun(run, 10)
-    expect(await store.getRun('mem', run.id)).toStrictEqual({ ...run, input: null, trace: null })
+    await store.history.recordRun(run, 10)
+    expect(await store.history.getRun('mem', run.id)).toStrictEqual({ ...run, input: null, trace: null })
     await store.close()
   })
 

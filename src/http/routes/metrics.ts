@@ -35,7 +35,7 @@ async function gaugesOf(entry: WorkspaceEntry, now = Date.now()): Promise<Projec
   const gauges: ProjectGauges = { projectId, asyncQueueDepth: null, waitingRuns: 0, scheduleLagSeconds: null, storeUp: false }
   if (!store) return gauges
   try {
-    const [depth, heartbeat] = await Promise.all([store.countQueuedAsyncRuns(projectId), hasSchedules(project) ? store.getHeartbeat(projectId) : null])
+    const [depth, heartbeat] = await Promise.all([store.queue.countQueued(projectId), hasSchedules(project) ? store.schedules.getHeartbeat(projectId) : null])
     gauges.asyncQueueDepth = depth
     gauges.storeUp = true
     // Ticks are due once a minute: the lag is the time since the last one beyond that minute.

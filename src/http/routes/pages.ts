@@ -47,7 +47,7 @@ export function flowPageHandler(context: AppContext) {
     const flow = project.flows.get(getRouterParam(event, 'slug') ?? '')
     if (!flow) throw httpError('FLOW_NOT_FOUND', [`Project ${project.settings.projectId} has no flow with this name.`])
     const store = await context.workspace.storeFor(project.settings.projectId)
-    const runs = store ? await store.listRuns({ projectId: project.settings.projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => []) : []
+    const runs = store ? await store.history.listRuns({ projectId: project.settings.projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => []) : []
     const canRun = (await projectAccess(context, event, project.settings.projectId, 'run')).ok
     return renderFlowPage({ project, flow, runs, canRun })
   })
@@ -69,7 +69,7 @@ export function flowFormHandler(context: AppContext) {
     const answer = await runFromForm({ project, flow, store, fields, signal: context.options.signal })
     if (answer.status === ERROR_CATALOG.INPUT_INVALID.httpStatus) logRejected(context, projectId, flow.slug, answer.errors ?? [])
     if (wantsJson(event)) return jsonResponse(200, answer, { 'cache-control': 'no-store' })
-    const runs = await store.listRuns({ projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => [])
+    const runs = await store.history.listRuns({ projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => [])
     return renderFlowPage({ project, flow, runs, canRun: true, sent: fields, answer })
   })
 }
@@ -80,14 +80,14 @@ export function runPageHandler(context: AppContext) {
     const projectId = project.settings.projectId
     const store = await context.workspace.storeFor(projectId)
     if (!store) throw httpError('STORE_UNAVAILABLE')
-    const run = await store.getRun(projectId, getRouterParam(event, 'runId') ?? '')
+    const run = await store.history.getRun(projectId, getRouterParam(event, 'runId') ?? '')
     if (!run) {
       const kept = project.settings.limits.historyRuns
       throw httpError('RUN_NOT_FOUND', [`Project ${projectId} has no run with this id (history keeps the newest ${kept}).`])
     }
     const canRun = (await projectAccess(context, event, projectId, 'run')).ok
     // A replay runs the same flow after its original: the flow's time index finds them.
-    const replays = await store.listRuns({ projectId, flow: run.flow, replayOf: run.id, after: run.startedAt, limit: REPLAYS_SHOWN }).catch(() => [])
+    const replays = await store.history.listRuns({ projectId, flow: run.flow, replayOf: run.id, after: run.startedAt, limit: REPLAYS_SHOWN }).catch(() => [])
     return renderRunPage({ project, run, flow: project.flows.get(run.flow), canRun, replays })
   })
 }

@@ -46,7 +46,7 @@ export function resultHandler(context: AppContext) {
     const store = await workspace.storeFor(projectId)
     if (!store) throw httpError('STORE_UNAVAILABLE', undefined, { headers: sharedCors })
     // A store outage throws STORE_UNAVAILABLE (503).
-    const state = await store.getAsyncRun(projectId, getRouterParam(event, 'runId') ?? '')
+    const state = await store.queue.get(projectId, getRouterParam(event, 'runId') ?? '')
     // A flow removed since its run was queued has no Start: nobody may read the run (fail closed).
     const start = state ? project.flows.get(state.flow)?.start : undefined
     if (!state || !start) {

@@ -29,7 +29,9 @@ export function runsHandler(context: AppContext) {
     const store = await context.workspace.storeFor(projectId)
     if (!store) throw httpError('STORE_UNAVAILABLE')
     const flow = params.get('flow') || undefined
-    const runs = await readStore(() => store.listRuns({ projectId, flow, status: status as RunStatus | undefined, limit: Math.min(limit, MAX_RUNS_LIMIT) }))
+    const runs = await readStore(() =>
+      store.history.listRuns({ projectId, flow, status: status as RunStatus | undefined, limit: Math.min(limit, MAX_RUNS_LIMIT) }),
+    )
     return jsonResponse(200, runs, { 'cache-control': 'no-store' })
   }
 }
@@ -40,7 +42,7 @@ export function runHandlerById(context: AppContext) {
     await requireAccess(context, event, projectId, 'read')
     const store = await context.workspace.storeFor(projectId)
     if (!store) throw httpError('STORE_UNAVAILABLE')
-    const run = await readStore(() => store.getRun(projectId, getRouterParam(event, 'runId') ?? ''))
+    const run = await readStore(() => store.history.getRun(projectId, getRouterParam(event, 'runId') ?? ''))
     if (!run) throw httpError('RUN_NOT_FOUND')
     return jsonResponse(200, run, { 'cache-control': 'no-store' })
   }

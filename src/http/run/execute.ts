@@ -70,7 +70,7 @@ function recordHistory(store: Store, historyCap: number): NonNullable<RunOptions
   return async (record, details, _response, documents) => {
     try {
       // The run's inserted documents commit with its record (one commit per run).
-      await store.recordRun(record, historyCap, details, documents)
+      await store.history.recordRun(record, historyCap, details, documents)
     } catch (error) {
       if (hasErrorCode(error, 'STORE_UNAVAILABLE')) throw error
       throw new FlowctlError('STORE_UNAVAILABLE', `the run could not be recorded: ${(error as Error).message}`, { cause: error })

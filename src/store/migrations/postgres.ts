@@ -147,7 +147,7 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       );
     `,
   },
-  // Version 7: fair claims across flows (SPEC §18, postgres-async-runs.ts). A claim walks the flows
+  // Version 7: fair claims across flows (SPEC §18, postgres/queue.ts). A claim walks the flows
   // with waiting runs and reads each flow's oldest queued runs and its running ones; this index
   // answers each as one range. It replaces version 5's (project_id, received_at) index, which only
   // the oldest-first claim used.
@@ -183,7 +183,7 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `,
   },
-  // Version 9: timestamped webhook signatures already accepted (SPEC §19, postgres-guards.ts), shared
+  // Version 9: timestamped webhook signatures already accepted (SPEC §19, postgres/guards.ts), shared
   // by every instance. `expires_at` is epoch ms derived from the sender's timestamp, not a clock here.
   {
     version: 9,

@@ -147,7 +147,7 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       );
     `,
   },
-  // Version 7: fair claims across flows (SPEC §18, sqlite-async-runs.ts). A claim reads each flow's
+  // Version 7: fair claims across flows (SPEC §18, sqlite/queue.ts). A claim reads each flow's
   // oldest queued runs and the running ones per flow; this index answers each as one range. It
   // replaces the index of version 5, whose (project_id, status) prefix it keeps.
   {
@@ -182,7 +182,7 @@ export const SQLITE_MIGRATIONS: Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `,
   },
-  // Version 9: timestamped webhook signatures already accepted (SPEC §19, sqlite-guards.ts), each
+  // Version 9: timestamped webhook signatures already accepted (SPEC §19, sqlite/guards.ts), each
   // kept until its timestamp is past the tolerance. `expires_at` is epoch ms.
   {
     version: 9,

@@ -3,11 +3,14 @@
 // matching rows inside one IMMEDIATE transaction on this connection, so nothing can change them
 // in between; the merge is the one applyChange both stores' semantics are defined by.
 import type Database from 'better-sqlite3'
-import type { FilterNode } from '../model/document-filter.js'
-import { applyChange, documentIndexName, withId } from './documents.js'
-import { canonicalJson, compileFilter, compileSort, SQLITE_DIALECT, sqliteJson, SqlParams } from './filter-sql.js'
-import { guarded } from './sqlite-connection.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery } from '../model/store.js'
+import type { FilterNode } from '../../model/document-filter.js'
+import { applyChange, documentIndexName, withId } from '../documents.js'
+import { canonicalJson, compileFilter, compileSort, SQLITE_DIALECT, sqliteJson, SqlParams } from '../filter-sql.js'
+import { newDocumentId } from '../ids.js'
+import { documentBody, documentRows, type SqliteWriter } from './commit.js'
+import { guarded } from './connection.js'
+import type { SqliteStatements } from './statements.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, DocumentsPort, RunDocument } from '../../model/store.js'
 
 /** Prepared statements kept per connection; past this many distinct filters the cache starts over. */
 const MAX_CACHED_STATEMENTS = 256
@@ -29,12 +32,34 @@ export function documentsWhere(projectId: string, collection: string, filter: Fi
   return { where, values: params.values }
 }
 
-export class SqliteDocuments {
+export class SqliteDocuments implements DocumentsPort {
   private readonly statements = new Map<string, Database.Statement>()
   private readonly setBody: Database.Statement
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly sql: SqliteStatements,
+    private readonly writer: SqliteWriter,
+  ) {
     this.setBody = db.prepare('UPDATE documents SET body = ? WHERE id = ?')
+  }
+
+  /** Rides in the group commit (commit.ts), like a run's record. */
+  async insert(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
+    const id = givenId ?? newDocumentId()
+    const values = [id, projectId, collection, documentBody(document), new Date().toISOString()] // DOCUMENT_COLUMNS order
+    await this.writer.writes.add({ kind: 'document', values })
+    return id
+  }
+
+  async insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
+    const rows = documentRows(projectId, documents)
+    if (rows) await this.writer.writes.add({ kind: 'run-documents', documents: rows })
+  }
+
+  async get(projectId: string, collection: string, id: string): Promise<unknown | null> {
+    const row = guarded(() => this.sql.getDocument.get(projectId, collection, id) as { body: string } | undefined)
+    return row ? withId(id, JSON.parse(row.body)) : null
   }
 
   private prepare(sql: string): Database.Statement {
@@ -47,7 +72,7 @@ export class SqliteDocuments {
     return statement
   }
 
-  find(projectId: string, collection: string, query: DocumentQuery): { documents: unknown[]; count: number } {
+  async find(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }> {
     const { where, values } = documentsWhere(projectId, collection, query.filter)
     const order = compileSort(query.sort ?? [], SQLITE_DIALECT, query.newestFirst ? 'DESC' : 'ASC')
     const limit = Math.max(0, Math.floor(query.limit))
@@ -67,7 +92,7 @@ export class SqliteDocuments {
     return { documents: rows.map((row) => withId(row.id, JSON.parse(row.body))), count }
   }
 
-  update(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): { matched: number; modified: number } {
+  async update(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }> {
     const { where, values } = documentsWhere(projectId, collection, filter)
     const select = this.prepare(`SELECT id, body FROM documents WHERE ${where} AND json_type(body) = 'object'`)
     const apply = this.db.transaction(() => {
@@ -85,17 +110,17 @@ export class SqliteDocuments {
     return guarded(() => apply.immediate())
   }
 
-  delete(projectId: string, collection: string, filter: FilterNode): number {
+  async delete(projectId: string, collection: string, filter: FilterNode): Promise<number> {
     const { where, values } = documentsWhere(projectId, collection, filter)
     return guarded(() => this.prepare(`DELETE FROM documents WHERE ${where}`).run(...values).changes)
   }
 
-  collections(projectId: string): { collection: string; count: number }[] {
+  async listCollections(projectId: string): Promise<{ collection: string; count: number }[]> {
     const statement = this.prepare('SELECT collection, count(*) AS count FROM documents WHERE project_id = ? GROUP BY collection ORDER BY collection')
     return guarded(() => statement.all(projectId) as { collection: string; count: number }[])
   }
 
-  ensureIndexes(indexes: DocumentIndexes): void {
+  async ensureIndexes(indexes: DocumentIndexes): Promise<void> {
     const paths = new Map(
       Object.values(indexes)
         .flat()

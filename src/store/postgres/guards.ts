@@ -13,7 +13,7 @@ import {
   type IdempotencyClaimRequest,
   type IdempotencyKeyRef,
   type StoredResponse,
-} from '../model/guard-types.js'
+} from '../../model/guard-types.js'
 
 export type PgQuery = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 

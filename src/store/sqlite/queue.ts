@@ -1,5 +1,5 @@
 // The async-run queue in SQLite (SPEC §12, async-runs.ts). Enqueueing and finishing ride in the
-// group commit (sqlite-commit.ts), so a 202 costs one row in a shared transaction and a finished
+// group commit (sqlite/commit.ts), so a 202 costs one row in a shared transaction and a finished
 // run's record and queue row commit together. A claim is one BEGIN IMMEDIATE transaction on the
 // main connection: it reads each flow's oldest candidates and how many of each flow's runs are
 // running, picks fairly across flows (pickFairly), and marks the picked rows claimed; holding the
@@ -17,31 +17,74 @@ import {
   type ClaimedAsyncRow,
   type ClaimedAsyncRun,
   type ClaimOptions,
-} from '../model/async-runs.js'
-import { AsyncPruneSchedule } from './retention.js'
+  type AsyncRunCompletion,
+  type NewAsyncRun,
+} from '../../model/async-runs.js'
+import type { QueuePort, RunDetailsText, RunDocument, RunRecord } from '../../model/store.js'
+import { canonicalIso } from '../ids.js'
+import { AsyncPruneSchedule } from '../retention.js'
+import { runValues } from '../rows.js'
+import { documentRows, type SqliteWriter } from './commit.js'
+import { guarded } from './connection.js'
 
-/** Column order of an enqueued row (the values of a `async-queued` write). */
-export const ASYNC_QUEUE_COLUMNS = 'id, project_id, flow, method, input, received_at'
+/** The queue port: enqueues and finishes ride in the group commit (commit.ts), the rest runs on the main connection. */
+export class SqliteQueue implements QueuePort {
+  private readonly reads: SqliteAsyncQueue
 
-/** The statements of the group commit (prepared on whichever connection commits). */
-export class SqliteAsyncWrites {
-  private readonly enqueue: Database.Statement
-  private readonly finish: Database.Statement
-
-  constructor(db: Database.Database) {
-    this.enqueue = db.prepare(`INSERT INTO async_runs (${ASYNC_QUEUE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
-    this.finish = db.prepare(`UPDATE async_runs
-      SET status = ?, response = ?, finished_at = ?, input = NULL, claim_token = NULL, lease_until = NULL
-      WHERE id = ? AND claim_token = ? AND status = 'running'`)
+  constructor(
+    db: Database.Database,
+    private readonly writer: SqliteWriter,
+  ) {
+    this.reads = new SqliteAsyncQueue(db)
   }
 
-  queue(values: unknown[]): void {
-    this.enqueue.run(...values)
+  async enqueue(run: NewAsyncRun): Promise<void> {
+    const values = [run.id, run.projectId, run.flow, run.method, run.input, canonicalIso(run.receivedAt, 'receivedAt')] // ASYNC_QUEUE_COLUMNS order
+    await this.writer.writes.add({ kind: 'async-queued', values })
   }
 
-  /** Marks the row finished; throws AsyncClaimLost when it is not claimed with this token. Call inside a savepoint. */
-  finished(values: [status: string, response: string, finishedAt: string, id: string, token: string]): void {
-    if (this.finish.run(...values).changes !== 1) throw new AsyncClaimLost(values[3])
+  async claim(projectId: string, options: ClaimOptions): Promise<ClaimedAsyncRun[]> {
+    return guarded(() => this.reads.claimRuns(projectId, options))
+  }
+
+  async renewClaims(tokens: string[], leaseMs: number): Promise<void> {
+    guarded(() => this.reads.renewClaims(tokens, Date.now() + leaseMs))
+  }
+
+  /** In the group commit, under a savepoint: the record and the queue row commit together or not at all. */
+  async finish(
+    run: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    completion: AsyncRunCompletion,
+    documents?: readonly RunDocument[],
+  ): Promise<void> {
+    const { writer } = this
+    const finish: [string, string, string, string, string] = [run.status, completion.response, new Date().toISOString(), run.id, completion.claimToken]
+    const rows = documentRows(run.projectId, documents)
+    const written = writer.writes.add({ kind: 'async-finished', values: runValues(run, details), finish, ...(rows ? { documents: rows } : {}) })
+    const trimmed = writer.cap.noteRun(run.projectId, historyCap) // never rejects; a lost claim counted is an early trim
+    try {
+      await written
+    } catch (error) {
+      // The run id is the record's primary key: a record already there means the run was recorded.
+      if (String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) throw new AsyncClaimLost(run.id)
+      throw error
+    }
+    writer.recorded.notify(run, documents)
+    if (trimmed) await trimmed
+  }
+
+  async release(id: string, token: string): Promise<void> {
+    guarded(() => this.reads.releaseRun(id, token))
+  }
+
+  async get(projectId: string, id: string): Promise<AsyncRunState | null> {
+    return guarded(() => this.reads.getRun(projectId, id))
+  }
+
+  async countQueued(projectId: string): Promise<number> {
+    return guarded(() => this.reads.countQueued(projectId))
   }
 }
 
@@ -52,7 +95,7 @@ interface CandidateRow {
 }
 
 /** Claims, renewals, releases and reads on the store's main connection. */
-export class SqliteAsyncQueue {
+class SqliteAsyncQueue {
   private readonly due: Database.Statement
   private readonly queuedFlows: Database.Statement
   private readonly queuedOfFlow: Database.Statement

@@ -1,7 +1,7 @@
 // Turns pg's connection errors into STORE_UNAVAILABLE messages that name the server but never the
 // URL: the URL carries the password. Causes are not attached for the same reason (some Node errors
 // keep the input URL on a property).
-import { FlowctlError } from '../errors.js'
+import { FlowctlError } from '../../errors.js'
 
 /** `host:port` of a postgres:// URL, for messages (no user, no password, no database). */
 export function describeServer(url: string): string {

@@ -1,8 +1,8 @@
 // The SQL of the PostgreSQL store and its row mappings. Parameters are always positional; JSON
 // values are sent as text (pg would turn a JS array into a PostgreSQL array, not JSON).
-import type { RunDetailsText, RunDocument, RunRecord } from '../model/store.js'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_ERROR_INDEX, runValues } from './rows.js'
-import { escapeNul, jsonbSafe } from './postgres-text.js'
+import type { RunDetailsText, RunDocument, RunRecord } from '../../model/store.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_ERROR_INDEX, runValues } from '../rows.js'
+import { escapeNul, jsonbSafe } from './text.js'
 
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 

@@ -1,7 +1,7 @@
 // Opening a SQLite connection and telling "the database cannot be used now" from other errors.
 import { createRequire } from 'node:module'
 import type BetterSqlite3 from 'better-sqlite3'
-import { FlowctlError } from '../errors.js'
+import { FlowctlError } from '../../errors.js'
 
 // better-sqlite3 is CommonJS: required, not imported (an `import` makes Node read it twice more first,
 // to detect its module format and to lex its exports).

@@ -2,15 +2,73 @@
 // (filter-sql.ts). Statements are named by a hash of their text, so each distinct filter shape is
 // prepared once per connection. An update is one statement: the matching rows are locked, merged
 // with `(body - unset) || set`, and only rows whose content changes are written.
-import { jsonbSafe } from './postgres-text.js'
+import { jsonbSafe } from './text.js'
 import { createHash } from 'node:crypto'
 import type { QueryResultRow } from 'pg'
-import type { FilterNode } from '../model/document-filter.js'
-import { documentIndexName, withId } from './documents.js'
-import { compileFilter, compileSort, POSTGRES_DIALECT, postgresValue, SqlParams } from './filter-sql.js'
-import type { DocumentChange, DocumentIndexes, DocumentQuery } from '../model/store.js'
+import type { FilterNode } from '../../model/document-filter.js'
+import { documentIndexName, withId } from '../documents.js'
+import { compileFilter, compileSort, POSTGRES_DIALECT, postgresValue, SqlParams } from '../filter-sql.js'
+import { newDocumentId } from '../ids.js'
+import type { DocumentChange, DocumentIndexes, DocumentQuery, DocumentsPort, RunDocument } from '../../model/store.js'
+import type { PgWriter } from './commit.js'
+import type { PgConnection, PgQuery as Query } from './connection.js'
+import { isConnectionError } from './errors.js'
+import { PG_SQL, pgDocumentRows } from './sql.js'
 
-type Query = <Row extends QueryResultRow>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
+/** The documents port: inserts join the group commit (commit.ts), the rest are single statements. */
+export class PostgresDocuments implements DocumentsPort {
+  constructor(
+    private readonly connection: PgConnection,
+    private readonly writer: PgWriter,
+  ) {}
+
+  async insert(projectId: string, collection: string, document: unknown, givenId?: string): Promise<string> {
+    const id = givenId ?? newDocumentId()
+    const body = jsonbSafe(JSON.stringify(document ?? null))
+    await this.writer.writes.add({ kind: 'documents', documents: [{ id, projectId, collection, body, keep: false }] })
+    return id
+  }
+
+  async insertRunDocuments(projectId: string, documents: readonly RunDocument[]): Promise<void> {
+    const rows = pgDocumentRows(projectId, documents)
+    if (rows) await this.writer.writes.add({ kind: 'documents', documents: rows })
+  }
+
+  async get(projectId: string, collection: string, id: string): Promise<unknown | null> {
+    const { rows } = await this.connection.query<{ body: unknown }>('flowctl_get_document', PG_SQL.getDocument, [projectId, collection, id])
+    return rows[0] ? withId(id, rows[0].body) : null
+  }
+
+  find(projectId: string, collection: string, query: DocumentQuery): Promise<{ documents: unknown[]; count: number }> {
+    return findPostgresDocuments(this.connection.query, projectId, collection, query)
+  }
+
+  update(projectId: string, collection: string, filter: FilterNode, change: DocumentChange): Promise<{ matched: number; modified: number }> {
+    return updatePostgresDocuments(this.connection.query, projectId, collection, filter, change)
+  }
+
+  delete(projectId: string, collection: string, filter: FilterNode): Promise<number> {
+    return deletePostgresDocuments(this.connection.query, projectId, collection, filter)
+  }
+
+  listCollections(projectId: string): Promise<{ collection: string; count: number }[]> {
+    return listPostgresCollections(this.connection.query, projectId)
+  }
+
+  async ensureIndexes(indexes: DocumentIndexes): Promise<void> {
+    for (const text of postgresIndexStatements(indexes)) {
+      try {
+        await this.connection.pool.query(text)
+      } catch (error) {
+        // Another instance created it at the same moment (IF NOT EXISTS is not race-free): it exists.
+        const code = (error as { code?: unknown }).code
+        if (code === '23505' || code === '42P07') continue
+        if (isConnectionError(error)) throw this.connection.unavailable(error)
+        throw error
+      }
+    }
+  }
+}
 
 const statementName = (text: string) => `flowctl_doc_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
 

@@ -3,7 +3,7 @@
 // never both win. Leases and expiry are epoch ms of the caller's clock: one machine, one clock.
 import type Database from 'better-sqlite3'
 import { randomUUID } from 'node:crypto'
-import { guarded } from './sqlite-connection.js'
+import { guarded } from './connection.js'
 import {
   GUARD_PRUNE_INTERVAL_MS,
   type GuardStore,
@@ -11,7 +11,7 @@ import {
   type IdempotencyClaimRequest,
   type IdempotencyKeyRef,
   type StoredResponse,
-} from '../model/guard-types.js'
+} from '../../model/guard-types.js'
 
 interface KeyRow {
   fingerprint: string

@@ -17,10 +17,15 @@ import {
   type ClaimedAsyncRun,
   type ClaimOptions,
   type NewAsyncRun,
-} from '../model/async-runs.js'
-import { insertDocumentsCte, pushDocumentColumns, type PgDocumentRow } from './postgres-sql.js'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from './rows.js'
-import { AsyncPruneSchedule } from './retention.js'
+} from '../../model/async-runs.js'
+import type { QueuePort, RunDetailsText, RunDocument, RunRecord } from '../../model/store.js'
+import { canonicalIso } from '../ids.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from '../rows.js'
+import { AsyncPruneSchedule } from '../retention.js'
+import { WriteBatcher } from '../write-batch.js'
+import { MAX_COMMITS_IN_FLIGHT, type PgWriter } from './commit.js'
+import type { PgQuery } from './connection.js'
+import { insertDocumentsCte, pgDocumentRows, pgRunValues, pushDocumentColumns, type PgDocumentRow } from './sql.js'
 
 interface PgClaimedRow extends Record<string, unknown> {
   id: string
@@ -32,8 +37,6 @@ interface PgClaimedRow extends Record<string, unknown> {
   attempts: number
   claim_token: string
 }
-
-type Query = <Row extends Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>
 
 export const ASYNC_SQL = {
   queued: `SELECT COUNT(*) AS n FROM async_runs WHERE project_id = $1 AND status = 'queued'`,
@@ -98,12 +101,41 @@ export interface PgAsyncFinish {
   documents: PgDocumentRow[] | undefined
 }
 
-export class PostgresAsyncQueue {
+/** The queue port: enqueues and finishes are group-committed (one statement per batch), like runs. */
+export class PostgresQueue implements QueuePort {
   private readonly prunes = new AsyncPruneSchedule()
+  private readonly enqueues = new WriteBatcher<NewAsyncRun>(async (runs) => void (await this.enqueueBatch(runs)), MAX_COMMITS_IN_FLIGHT)
+  private readonly finishes = new WriteBatcher<PgAsyncFinish>((items) => this.finishBatch(items), MAX_COMMITS_IN_FLIGHT)
 
-  constructor(private readonly query: Query) {}
+  constructor(
+    private readonly query: PgQuery,
+    private readonly writer: PgWriter,
+  ) {}
 
-  async enqueue(runs: NewAsyncRun[]): Promise<void> {
+  async enqueue(run: NewAsyncRun): Promise<void> {
+    await this.enqueues.add({ ...run, receivedAt: canonicalIso(run.receivedAt, 'receivedAt') })
+  }
+
+  /** Group commit: the record and the queue row's completion are one statement (ASYNC_SQL.finish). */
+  async finish(
+    run: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    completion: AsyncRunCompletion,
+    documents?: readonly RunDocument[],
+  ): Promise<void> {
+    const { writer } = this
+    await this.finishes.add({ id: run.id, values: pgRunValues(run, details), completion, documents: pgDocumentRows(run.projectId, documents) })
+    writer.recorded.notify(run, documents)
+    await writer.cap.noteRun(run.projectId, historyCap)
+  }
+
+  /** Resolves once every enqueue and finish accepted so far committed (or failed). */
+  async drain(): Promise<void> {
+    await Promise.all([this.enqueues.drain(), this.finishes.drain()])
+  }
+
+  private async enqueueBatch(runs: NewAsyncRun[]): Promise<void> {
     const columns: unknown[][] = [[], [], [], [], [], []]
     for (const run of runs) [run.id, run.projectId, run.flow, run.method, run.input, run.receivedAt].forEach((value, i) => columns[i]!.push(value))
     await this.query('flowctl_async_enqueue', ASYNC_SQL.enqueue, columns)
@@ -139,7 +171,7 @@ export class PostgresAsyncQueue {
     )
   }
 
-  async renew(tokens: string[], leaseMs: number): Promise<void> {
+  async renewClaims(tokens: string[], leaseMs: number): Promise<void> {
     if (tokens.length > 0) await this.query('flowctl_async_renew', ASYNC_SQL.renew, [tokens, Math.ceil(leaseMs)])
   }
 
@@ -166,7 +198,7 @@ export class PostgresAsyncQueue {
    * Writes a batch of finished runs in one statement; per item index, the error of those not written
    * (AsyncClaimLost). A statement that fails as a whole (a record already there) is retried one by one.
    */
-  async finish(items: PgAsyncFinish[]): Promise<Map<number, unknown> | undefined> {
+  private async finishBatch(items: PgAsyncFinish[]): Promise<Map<number, unknown> | undefined> {
     try {
       return await this.finishStatement(items)
     } catch (error) {

@@ -1,7 +1,7 @@
 // Every SQL statement of the SQLite store, prepared once per connection. listRuns has a few
 // shapes (with or without each filter); each shape is prepared the first time it is used.
 import type Database from 'better-sqlite3'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from './rows.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from '../rows.js'
 
 /** Column order of the values of an inserted document (see SqliteWrite); runs: rows.ts. */
 export const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
