@@ -36,7 +36,8 @@ export function resultHandler(context: AppContext) {
     // allows the origin, so a browser can read them, and they are the same whatever the run id.
     const sharedCors = anyStartCors(project, readers, origin)
     // `runsPerMinutePerIp`, counted in the Run API's limiter (one budget per client for both routes).
-    await checkRate(context, event, project, sharedCors)
+    const rated = checkRate(context, event, project, sharedCors)
+    if (rated) await rated
 
     const headers = event.req.headers
     const accepted = readers.filter((start) => checkRunAuth(start.auth, headers, project.secrets, NO_BODY).ok)

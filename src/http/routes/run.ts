@@ -9,7 +9,7 @@ import type { AppContext } from '../context.js'
 import { answerError } from '../respond.js'
 import { withoutBody } from '../run/answer.js'
 import { authenticate } from '../run/auth.js'
-import { NO_BODY, readRunBody } from '../run/body.js'
+import { acceptBody, NO_BODY, readBody } from '../run/body.js'
 import { queueRun, runNow } from '../run/execute.js'
 import { openRunStore } from '../run/guards.js'
 import { runCall } from '../run/input.js'
@@ -38,17 +38,22 @@ export function runHandler(context: AppContext) {
   }
 }
 
-/** Each step throws its refusal as a catalog error or returns what the next one needs. */
+/**
+ * Each step throws its refusal as a catalog error or returns what the next one needs. Steps that
+ * can decide at once (the instance rate limit, a non-hmac credential) return no promise then.
+ */
 async function runRoute(context: AppContext, event: H3Event): Promise<Response | string> {
   const target = resolveFlow(context, event)
   const cors = corsOfRequest(target, event)
   if (event.req.method === 'OPTIONS') return preflightAnswer(target.start, cors, event.req.headers)
   setCors(event, cors)
   const method = checkMethod(event, target.start)
-  await checkRate(context, event, target.project)
+  const rated = checkRate(context, event, target.project)
+  if (rated) await rated
   const withBody = readsBody(target.start, method)
-  const bytes = await authenticate(context, event, target, withBody)
-  const body = withBody ? await readRunBody(context, event, target, bytes) : NO_BODY
+  const signed = authenticate(context, event, target, withBody)
+  const bytes = signed ? await signed : undefined
+  const body = withBody ? acceptBody(context, target, await readBody(event, target, bytes)) : NO_BODY
   const store = await openRunStore(context, target.project)
   const call = runCall(context, event, target, method, body, store, cors)
   return target.start.respond === 'async' ? queueRun(context, event, call) : runNow(context, event, call)

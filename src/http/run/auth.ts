@@ -4,7 +4,6 @@
 // accepted once, recorded in the store (a replay within its tolerance is a 401 too).
 import type { H3Event } from 'h3'
 import { httpError } from '../../errors.js'
-import type { AuthSettings, Project } from '../../model/project.js'
 import { challengeFor, checkRunAuth, type SignatureUse } from '../auth.js'
 import { BODY_ERROR_CODES, readBodyBytes } from '../body.js'
 import type { AppContext } from '../context.js'
@@ -12,29 +11,39 @@ import { nodeRequestOf } from './body.js'
 import { openRunStore } from './guards.js'
 import type { RunTarget } from './resolve.js'
 
-/** The body's bytes when an hmac Start read them (the body step parses those), else undefined. */
-export async function authenticate(context: AppContext, event: H3Event, target: RunTarget, readsBody: boolean): Promise<Uint8Array | undefined> {
-  const { project, start } = target
-  const auth = start.auth
-  let bytes: Uint8Array | undefined
-  if (auth?.type === 'hmac' && readsBody) {
-    const read = await readBodyBytes(event.req, project.settings.limits.bodyLimitBytes, nodeRequestOf(event))
-    if (!read.ok) throw httpError(BODY_ERROR_CODES[read.status], [read.error])
-    bytes = read.bytes
-  }
-  const decision = checkRunAuth(auth, event.req.headers, project.secrets, bytes)
+/**
+ * Null when decided at once (no hmac: the common case makes no promise); else a promise of the
+ * body's bytes the hmac Start read (the body step parses those). A refusal is thrown.
+ */
+export function authenticate(context: AppContext, event: H3Event, target: RunTarget, readsBody: boolean): Promise<Uint8Array | undefined> | null {
+  if (target.start.auth?.type === 'hmac' && readsBody) return authenticateSigned(context, event, target)
+  const once = checkCredential(target, event.req.headers, undefined)
+  return once ? claimSignatureOnce(context, target, once).then(() => undefined) : null
+}
+
+async function authenticateSigned(context: AppContext, event: H3Event, target: RunTarget): Promise<Uint8Array> {
+  const read = await readBodyBytes(event.req, target.project.settings.limits.bodyLimitBytes, nodeRequestOf(event))
+  if (!read.ok) throw httpError(BODY_ERROR_CODES[read.status], [read.error])
+  const once = checkCredential(target, event.req.headers, read.bytes)
+  if (once) await claimSignatureOnce(context, target, once)
+  return read.bytes
+}
+
+/** Throws the 401; a timestamped signature comes back, to be claimed once. */
+function checkCredential(target: RunTarget, headers: Headers, bytes: Uint8Array | undefined): SignatureUse | undefined {
+  const decision = checkRunAuth(target.start.auth, headers, target.project.secrets, bytes)
   if (!decision.ok) throw httpError('AUTH_REQUIRED', [decision.reason], { headers: { 'www-authenticate': decision.challenge } })
-  if (decision.once) await claimSignatureOnce(context, project, target.flow.slug, auth!, decision.once)
-  return bytes
+  return decision.once
 }
 
 /**
  * Records a valid timestamped signature as used, in the store (shared by every instance on
  * PostgreSQL). Already recorded: a replay, refused as any bad credential. No store: 503 (fail closed).
  */
-async function claimSignatureOnce(context: AppContext, project: Project, flow: string, auth: AuthSettings, use: SignatureUse): Promise<void> {
+async function claimSignatureOnce(context: AppContext, target: RunTarget, use: SignatureUse): Promise<void> {
+  const { project, flow, start } = target
   const store = await openRunStore(context, project)
-  if (!(await store.guards.claimSignature(project.settings.projectId, flow, use.signature, use.expiresAt))) {
-    throw httpError('AUTH_REQUIRED', ['invalid signature'], { headers: { 'www-authenticate': challengeFor(auth) } })
+  if (!(await store.guards.claimSignature(project.settings.projectId, flow.slug, use.signature, use.expiresAt))) {
+    throw httpError('AUTH_REQUIRED', ['invalid signature'], { headers: { 'www-authenticate': challengeFor(start.auth!) } })
   }
 }

@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
 import { httpError } from '../../errors.js'
 import type { BodyType } from '../../model/project.js'
-import { BODY_ERROR_CODES, parseBody, readRequestBody } from '../body.js'
+import { BODY_ERROR_CODES, parseBody, readRequestBody, type RequestBody } from '../body.js'
 import type { AppContext } from '../context.js'
 import { logRejected } from '../run-log.js'
 import type { RunTarget } from './resolve.js'
@@ -19,17 +19,18 @@ export interface RunBody {
 /** A request whose body is not read (a GET without a declared body). */
 export const NO_BODY: RunBody = { body: undefined, type: null }
 
-export async function readRunBody(context: AppContext, event: H3Event, target: RunTarget, bytes: Uint8Array | undefined): Promise<RunBody> {
+/** The body as read: the bytes an hmac Start already read are parsed, not read again. */
+export function readBody(event: H3Event, target: RunTarget, bytes: Uint8Array | undefined): RequestBody | Promise<RequestBody> {
   const { project, start } = target
-  const read = bytes
-    ? parseBody(bytes, event.req.headers.get('content-type'), start.accept)
-    : await readRequestBody(event.req, project.settings.limits.bodyLimitBytes, start.accept, nodeRequestOf(event))
-  if (!read.ok) {
-    if (read.status === 400) logRejected(context, project.settings.projectId, target.flow.slug, [read.error])
-    throw httpError(BODY_ERROR_CODES[read.status], [read.error])
-  }
-  // The read result has both fields: it is what the next steps need, with no copy.
-  return read
+  if (bytes) return parseBody(bytes, event.req.headers.get('content-type'), start.accept)
+  return readRequestBody(event.req, project.settings.limits.bodyLimitBytes, start.accept, nodeRequestOf(event))
+}
+
+/** The read body, or its refusal thrown (a 400 is logged, SPEC §14). */
+export function acceptBody(context: AppContext, target: RunTarget, read: RequestBody): RunBody {
+  if (read.ok) return read
+  if (read.status === 400) logRejected(context, target.project.settings.projectId, target.flow.slug, [read.error])
+  throw httpError(BODY_ERROR_CODES[read.status], [read.error])
 }
 
 /** Under `serve` the body is read from the Node request; without one (`app.fetch`) from the web body. */

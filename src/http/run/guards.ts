@@ -11,7 +11,13 @@ import { enterRunGuards, type GuardEntry } from '../run-guards.js'
 import { noteStoreOutage } from '../store-outage.js'
 import type { RunCall } from './input.js'
 
-export async function openRunStore(context: AppContext, project: Project): Promise<Store> {
+/** The open store of the project (the common case, no promise made), else an attempt to open it; 503 without one. */
+export function openRunStore(context: AppContext, project: Project): Store | Promise<Store> {
+  const open = context.workspace.get(project.settings.projectId)?.store
+  return open ?? reopenStore(context, project)
+}
+
+async function reopenStore(context: AppContext, project: Project): Promise<Store> {
   const projectId = project.settings.projectId
   const store = await context.workspace.storeFor(projectId)
   if (store) return store
