@@ -40,12 +40,16 @@ export const ERROR_CATALOG = {
    * users file locked by another command. Exit 2, as the command must be given differently.
    */
   CONFLICT: { httpStatus: 409, exitCode: 2, message: 'conflict' },
+  /** A flows API write whose `baseVersion` is not the file's version on disk (the answer carries both). */
+  FLOW_CHANGED: { httpStatus: 409, exitCode: 1, message: 'the file changed on disk' },
   /** The body is larger than `limits.bodyLimitBytes`. */
   BODY_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body too large' },
   /** A Content-Type the Start's `accept` does not list. */
   UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'unsupported content type' },
   /** An idempotency key sent again with a different request. */
   IDEMPOTENCY_MISMATCH: { httpStatus: 422, exitCode: 1, message: 'the key was already used with a different request' },
+  /** A flow file's text sent to the flows API that is not YAML (or JSON, for a `.json` file): nothing is written. */
+  FLOW_TEXT_INVALID: { httpStatus: 422, exitCode: 1, message: 'the text is not YAML' },
   /** Past `limits.runsPerMinutePerIp`, or too many failed tick secrets; carries `Retry-After`. */
   RATE_LIMITED: { httpStatus: 429, exitCode: 1, message: 'rate limit exceeded' },
   /** Every concurrency slot of the flow is taken (`onLimit: reject`); carries `Retry-After`. */

@@ -14,6 +14,8 @@ import { openApiHandler } from './routes/openapi.js'
 import { runHandler } from './routes/run.js'
 import { runHandlerById, runsHandler } from './routes/runs.js'
 import { eventsHandler } from './routes/events.js'
+import { editorAssetHandler, editorPageHandler, kindsHandler, portsHandler } from './routes/editor.js'
+import { flowCheckHandler, flowCreateHandler, flowDeleteHandler, flowReadHandler, flowWriteHandler } from './routes/flows.js'
 import { dashboardHandler, flowFormHandler, flowPageHandler, replayFormHandler, runPageHandler } from './routes/pages.js'
 import { replayHandler } from './routes/replay.js'
 import { resultHandler } from './routes/result.js'
@@ -76,6 +78,11 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   routes.add('GET', '/api/runs/:projectId/:runId', runHandlerById(context))
   routes.add('POST', '/api/replay/:projectId/:runId', replayHandler(context))
   routes.add('GET', '/api/events', eventsHandler(context))
+  routes.add('GET', '/api/flows/:projectId/:slug', flowReadHandler(context))
+  routes.add('PUT', '/api/flows/:projectId/:slug', flowWriteHandler(context))
+  routes.add('DELETE', '/api/flows/:projectId/:slug', flowDeleteHandler(context))
+  routes.add('POST', '/api/flows/:projectId', flowCreateHandler(context))
+  routes.add('POST', '/api/flows/:projectId/:slug/check', flowCheckHandler(context))
   routes.add('GET', '/api/cron/tick', tickHandler(context))
   routes.add('POST', '/api/cron/tick', tickHandler(context))
   routes.add('GET', '/api/status', statusJsonHandler(context))
@@ -91,6 +98,12 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   routes.add('POST', '/flows/:projectId/:slug', flowFormHandler(context))
   routes.add('GET', '/runs/:projectId/:runId', runPageHandler(context))
   routes.add('POST', '/runs/:projectId/:runId/replay', replayFormHandler(context))
+  // The browser editor (routes/editor.ts); the flow files themselves go through the flows API.
+  routes.add('GET', '/edit/:projectId', editorPageHandler(context))
+  routes.add('GET', '/edit/:projectId/:slug', editorPageHandler(context))
+  routes.add('GET', '/edit/_assets/:file', editorAssetHandler())
+  routes.add('GET', '/api/editor/kinds', kindsHandler(context))
+  routes.add('POST', '/api/editor/ports', portsHandler(context))
   app.all('/**', (event) => {
     // A known path asked with a method nobody registered: 405 with Allow, found only on this path.
     const allow = routes.allowedAt(event.url.pathname)
@@ -113,7 +126,7 @@ class RouteTable {
 
   constructor(private readonly app: H3) {}
 
-  add(method: 'GET' | 'POST', path: string, handler: EventHandler): void {
+  add(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, handler: EventHandler): void {
     this.app.on(method, path, handler)
     const methods = this.#methods.get(path) ?? []
     methods.push(method)

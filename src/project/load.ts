@@ -2,7 +2,7 @@
 // Reloading re-reads only the files that changed and keeps the last good version of a flow whose
 // file became invalid (serve goes on serving it).
 import { readFileSync } from 'node:fs'
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir, readFile, stat } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { checkFlowFile, isFlowFileName, type FlowFileResult } from './flow-file.js'
@@ -88,6 +88,27 @@ export async function reloadProject(previous: Project, changedPaths: string[]): 
     else files.delete(file)
   }
   return assemble(dir, { ...state, files }, previous, false)
+}
+
+/**
+ * The problems of one flow file (relative path) as `flowctl validate` would report them if it held
+ * `text`, the other files as `project` was loaded: for the flows API, before or without writing.
+ */
+export async function problemsWithText(project: Project, file: string, text: string): Promise<Problem[]> {
+  let state = loadStates.get(project)
+  if (!state) {
+    const read = await readProject(project.dir)
+    state = loadStates.get(read.project)!
+  }
+  const files = new Map(state.files)
+  const result = checkFlowText(file, text, state.settings, state.secrets)
+  if (result) files.set(file, result)
+  const flowsDir = resolve(project.dir, state.settings.settings.flows)
+  return assemble(project.dir, { ...state, files }, project, !(await isFolder(flowsDir))).problems.filter((problem) => problem.file === file)
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => null))?.isDirectory() ?? false
 }
 
 /** Flow files directly in the flows folder, sorted; null when the folder does not exist. */

@@ -26,7 +26,7 @@ function projectSection(status: ProjectStatus, project: Project | undefined): Sa
   for (const run of status.recentRuns) if (!lastRuns.has(run.flow)) lastRuns.set(run.flow, run)
   return html`<section>
 <h2>${status.name} <code class="muted">${status.projectId}</code> <span class="badge ${status.ok ? 'ok' : 'bad'}">${status.ok ? 'healthy' : 'needs attention'}</span>
-<span class="meta"> · <a href="/docs/${projectId}">API reference</a></span></h2>
+<span class="meta"> · <a href="/docs/${projectId}">API reference</a> · <a href="/edit/${projectId}">New flow</a></span></h2>
 ${status.store.error ? html`<p class="bad">Store unavailable: ${status.store.error}</p>` : ''}
 ${status.problems.length ? html`<h3>Problems and warnings</h3><ul class="problems">${status.problems.map((p) => html`<li class="${p.includes(': warning: ') ? 'warn' : ''}"><code>${p}</code></li>`)}</ul>` : ''}
 <h3>Flows</h3>
@@ -36,7 +36,7 @@ ${status.flows.map((flow) => {
   const last = lastRuns.get(flow.slug)
   const schedule = model?.schedule
   return html`<div class="card" data-flow-card="${flow.slug}">
-<h3><a href="/flows/${projectId}/${encodeURIComponent(flow.slug)}">${flow.name}</a></h3>
+<h3><a href="/flows/${projectId}/${encodeURIComponent(flow.slug)}">${flow.name}</a> <a class="meta" href="/edit/${projectId}/${encodeURIComponent(flow.slug)}">edit</a></h3>
 <div class="pic">${model ? renderFlowGraph(model, { thumbnail: true, title: `Graph of flow ${flow.name}` }) : ''}</div>
 <div class="meta">${model?.start && !model.start.http ? html`<span class="muted">no HTTP route (<code>http: false</code>)</span>` : flow.method ? html`<code>${flow.method} ${flow.path}</code>` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</div>
 ${schedule ? html`<div class="meta">schedule <code>${schedule.cron}</code> ${schedule.timezone}${schedule.enabled ? '' : ' (disabled)'}</div>` : ''}

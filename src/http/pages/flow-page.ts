@@ -34,7 +34,7 @@ ${flow.description ? html`<p>${flow.description}</p>` : ''}
 <dl class="facts">
 <dt>Route</dt><dd>${start && !start.http ? html`<span class="muted">none: <code>http: false</code> (runs from schedules and <code>flowctl run</code>)</span>` : start ? html`<code>${start.method.toUpperCase()} ${runPath(projectId, flow, start)}</code>${start.auth ? html` <span class="muted">(${start.auth.type} auth)</span>` : html` <span class="muted">(no auth)</span>`}` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</dd>
 <dt>Schedule</dt><dd>${flow.schedule ? html`<code>${flow.schedule.cron}</code> ${flow.schedule.timezone}${flow.schedule.enabled ? '' : ' (disabled)'}` : html`<span class="muted">none</span>`}</dd>
-<dt>File</dt><dd><code>${flow.file}</code></dd>
+<dt>File</dt><dd><code>${flow.file}</code> · <a href="/edit/${encodeURIComponent(projectId)}/${encodeURIComponent(flow.slug)}">Edit in the browser</a></dd>
 </dl>
 <h3>Graph</h3>
 <div class="graph-wrap">${renderFlowGraph(flow, { title: `Graph of flow ${flow.name}`, projectId })}</div>
