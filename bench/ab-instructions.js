@@ -11,15 +11,13 @@
 // (on a collection nothing writes to, so its cost stays the same) runs before the insert.
 // KEEP=none,all counts each tree once per `history.keep` setting (SPEC §14; as history-keep.js writes
 // its projects) and prints, per tree, each setting's count against the first's.
-import { execFileSync } from 'node:child_process'
-import { appendFileSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { appendFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import autocannon from 'autocannon'
 import { writeOrderProject } from './run-api.js'
 import { BENCH_TOKEN, orderFlow, writeProject } from './lib/project.js'
-import { ORDER_BODIES } from './lib/load.js'
-import { freePort, startChild, stopAll, stopChild, waitForHttp } from './lib/proc.js'
+import { countInstructions } from './lib/instructions.js'
+import { stopAll } from './lib/proc.js'
 
 const WARMUP = Number(process.env.WARMUP ?? 3000)
 const N = Number(process.env.N ?? 2000)
@@ -58,65 +56,23 @@ function writeCountedProject(dir, keep) {
   return dir
 }
 
-function load(url, amount) {
-  return autocannon({
-    url,
-    connections: 4,
-    amount,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_TOKEN}`, ...(FLOW === 'lookup' ? { origin: ORIGIN } : {}) },
-    requests: ORDER_BODIES.map((body) => ({ method: 'POST', body })),
-  })
-}
-
-/** The instructions counted since the last zeroing: callgrind writes a dump whose `totals:` line has them. */
-function dumpTotal(pid, outDir) {
-  const before = new Set(readdirSync(outDir))
-  execFileSync('callgrind_control', ['--dump', String(pid)], { stdio: 'ignore' })
-  const file = readdirSync(outDir).find((f) => !before.has(f) && f.startsWith('callgrind.out'))
-  if (!file) throw new Error('callgrind wrote no dump')
-  const totals = readFileSync(join(outDir, file), 'utf8').match(/^totals: (\d+)/m) ?? readFileSync(join(outDir, file), 'utf8').match(/^summary: (\d+)/m)
-  return Number(totals[1])
-}
-
 /** Instructions per request of each counted round, on one `serve` of `tree`. */
 async function count(tree, keep) {
   const dir = writeCountedProject(mkdtempSync(join(tmpdir(), 'instr-')), keep)
-  const outDir = mkdtempSync(join(tmpdir(), 'callgrind-'))
-  const port = await freePort()
-  const child = startChild(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--smc-check=all-non-file',
-      `--callgrind-out-file=${outDir}/callgrind.out.%p`,
-      process.execPath,
-      join(tree, 'bin/flowctl.js'),
-      'serve',
-      dir,
-      '--port',
-      String(port),
-      '--host',
-      '127.0.0.1',
-      '--quiet',
-    ],
-    { cwd: tree, name: tree },
-  )
-  const url = `http://127.0.0.1:${port}/api/run/bench/create-order`
-  await waitForHttp(url.replace('create-order', 'nope'), { child, timeoutMs: 600000 })
-  const warm = await load(url, WARMUP)
-  const perRequest = []
-  for (let round = 0; round < ROUNDS; round++) {
-    execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' })
-    const measured = await load(url, N)
-    const bad = warm.non2xx + measured.non2xx + measured.errors + measured.timeouts
-    if (bad) throw new Error(`${tree}: ${bad} non-2xx answers or errors ${JSON.stringify(measured.statusCodeStats)}\n${child.outputTail()}`)
-    perRequest.push(dumpTotal(child.pid, outDir) / N)
-  }
+  const perRequest = await countInstructions({
+    name: tree,
+    cwd: tree,
+    nodeArgs: (port) => [join(tree, 'bin/flowctl.js'), 'serve', dir, '--port', String(port), '--host', '127.0.0.1', '--quiet'],
+    probe: (port) => `http://127.0.0.1:${port}/api/run/bench/nope`,
+    route: (port) => `http://127.0.0.1:${port}/api/run/bench/create-order`,
+    headers: { authorization: `Bearer ${BENCH_TOKEN}`, ...(FLOW === 'lookup' ? { origin: ORIGIN } : {}) },
+    warmup: WARMUP,
+    n: N,
+    rounds: ROUNDS,
+  })
   console.log(
     `${tree.padEnd(28)}${keep === undefined ? '' : ` keep: ${keep}`} ${perRequest.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')} instructions/request`,
   )
-  await stopChild(child, 10000)
   return perRequest
 }
 

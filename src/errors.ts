@@ -88,6 +88,14 @@ export interface FlowctlErrorOptions {
   fields?: Record<string, unknown>
 }
 
+/** Whether catalog errors capture stack frames: only when asked (the CLI's --debug). */
+let catalogFrames = false
+
+/** Catalog errors made from now on keep their stack frames (`--debug`), or capture none again. */
+export function keepCatalogErrorFrames(keep: boolean): void {
+  catalogFrames = keep
+}
+
 export class FlowctlError extends Error {
   readonly code: ErrorCode
   readonly httpStatus: number
@@ -101,10 +109,10 @@ export class FlowctlError extends Error {
   constructor(code: ErrorCode, message: string = ERROR_CATALOG[code].message, options: FlowctlErrorOptions = {}) {
     // A catalog error is an answer (a 401, 404, 429 …), not a bug: nobody reads its stack (the CLI
     // prints the message, the server the body), yet h3 copies `stack` from every error it catches,
-    // which formats it. Captured without frames, a refused request costs less (bench/results.md,
-    // stop 26: a flood of 404s or 401s is what a hostile caller sends).
+    // which formats it. Captured without frames, a refused request costs less (docs/performance.md:
+    // a flood of 404s or 401s is what a hostile caller sends). Under --debug the frames are kept.
     const stackTraceLimit = Error.stackTraceLimit
-    Error.stackTraceLimit = 0
+    if (!catalogFrames) Error.stackTraceLimit = 0
     super(message, { cause: options.cause })
     Error.stackTraceLimit = stackTraceLimit
     this.name = 'FlowctlError'

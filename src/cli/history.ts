@@ -108,6 +108,7 @@ function printRun(output: Output, run: StoredRun): void {
     ['ports', run.ports.map((p) => `${p.nodeId}→${p.port}`).join(', ') || '-'],
   ]
   if (run.replayOf) rows.push(['replay of', run.replayOf])
+  if (run.resumedFrom) rows.push(['resumed from', `${run.resumedFrom} (the steps before it reused from ${run.replayOf ?? 'the failed run'})`])
   if (run.status === 'error') rows.push(['failed node', run.failedNodeId ?? '-'], ['error', run.error ?? '-'])
   const failedHttp = failedHttpOf(run.trace, run.failedNodeId)
   if (failedHttp) {
@@ -146,7 +147,7 @@ function printDetails(output: Output, run: StoredRun): void {
     run.trace.steps.forEach((step, index) => {
       const failed = run.failedNodeId === step.nodeId && index === run.trace!.steps.length - 1 && run.status === 'error'
       const port = step.port ? ` → ${step.port}` : ''
-      const mark = failed ? output.color.red(' failed') : ''
+      const mark = failed ? output.color.red(' failed') : step.reused ? dim(' reused') : ''
       output.line(`  ${String(index + 1).padStart(2)}. ${step.name} (${step.type}, ${step.nodeId})${port}  ${step.durationMs} ms${mark}`)
       output.line(`      ${JSON.stringify(step.output)}`)
     })

@@ -4,7 +4,7 @@
 // Only bin/flowctl.js, the process's entry point, calls process.exit with what `main` resolves to.
 import { Command, CommanderError } from 'commander'
 import { readFileSync } from 'node:fs'
-import { ERROR_CATALOG, FlowctlError, formatProblem, isFlowctlError } from '../errors.js'
+import { ERROR_CATALOG, FlowctlError, formatProblem, isFlowctlError, keepCatalogErrorFrames } from '../errors.js'
 import { defineBackfillCommand } from './backfill.js'
 import type { CommandContext } from './context.js'
 import { defineDocumentsCommand } from './documents.js'
@@ -53,6 +53,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     debug: argv.includes('--debug'),
     exitCode: 0,
   }
+  // --debug shows where an error came from, catalog errors included (they capture no frames otherwise).
+  keepCatalogErrorFrames(context.debug)
 
   const program = new Command('flowctl')
     .description('Build, run and serve YAML workflow projects.')

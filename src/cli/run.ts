@@ -15,6 +15,7 @@ interface RunFlags {
   trace?: boolean
   json?: boolean
   replay?: string
+  retryFailed?: string
 }
 
 export function defineRunCommand(program: Command, context: CommandContext): void {
@@ -30,14 +31,24 @@ export function defineRunCommand(program: Command, context: CommandContext): voi
     .option('--trace', 'also print the trace of every step')
     .addOption(jsonFlag('print { status, body, runId } as JSON'))
     .option('--replay <runId>', "run a recorded run's input again through the flow's current version")
+    .option('--retry-failed <runId>', 'retry a failed run from its failed node: the steps before it are reused, not run again')
     .action(async (slug: string | undefined, flags: RunFlags) => {
-      if (flags.replay !== undefined) {
+      const replayFlag = replayFlagOf(flags)
+      if (replayFlag !== null) {
         if (flags.body !== undefined || flags.param || flags.query || flags.header) {
-          throw new FlowctlError('USAGE', '--replay sends the recorded input; leave out --body, --param, --query and --header')
+          throw new FlowctlError('USAGE', `${replayFlag} sends the recorded input; leave out --body, --param, --query and --header`)
         }
       } else if (slug === undefined) throw new FlowctlError('USAGE', 'which flow? flowctl run SLUG (or flowctl run --replay RUNID)')
       context.exitCode = await runCommand(context, slug, flags)
     })
+}
+
+/** Which replay flag was given (null: none); both at once is a usage error. */
+function replayFlagOf(flags: RunFlags): '--replay' | '--retry-failed' | null {
+  if (flags.replay !== undefined && flags.retryFailed !== undefined) {
+    throw new FlowctlError('USAGE', '--replay runs the whole recorded run again and --retry-failed only from its failed node; give one of them')
+  }
+  return flags.replay !== undefined ? '--replay' : flags.retryFailed !== undefined ? '--retry-failed' : null
 }
 
 /** The --body text (or the @file's), unparsed: a text-only Start takes it as it is. */
@@ -76,9 +87,10 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
   const query = parsePairs(flags.query, '--query')
   const headers = Object.fromEntries(Object.entries(parsePairs(flags.header, '--header')).map(([k, v]) => [k.toLowerCase(), v]))
 
+  const replayOf = flags.replay ?? flags.retryFailed
   const { project, store } = await openProject(context, projectDir(context, flags.project), {
     printProblems: false,
-    check: (loaded) => void (flags.replay === undefined && flowOf(loaded, slugArgument!)),
+    check: (loaded) => void (replayOf === undefined && flowOf(loaded, slugArgument!)),
   })
   // Spans (SPEC §23): the SDK is imported only when this project exports them; sent before exiting.
   const { enableTracing, shutdownTracing } = await import('../telemetry/tracing.js')
@@ -87,11 +99,12 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
     const { withSpinner } = await import('./spinner.js')
     let outcome: RunOutcome
     let slug: string
-    if (flags.replay !== undefined) {
-      const runId = flags.replay
+    if (replayOf !== undefined) {
+      const runId = replayOf
+      const from = flags.retryFailed !== undefined ? 'failed' : undefined
       const { replayRun } = await import('../flow/replay.js')
-      const replay = await withSpinner(output, `replaying run ${runId}`, () =>
-        replayRun({ project, store, runId, trigger: 'cli', method: 'CLI', trace: flags.trace }),
+      const replay = await withSpinner(output, from ? `retrying run ${runId} from its failed node` : `replaying run ${runId}`, () =>
+        replayRun({ project, store, runId, trigger: 'cli', method: 'CLI', trace: flags.trace, from }),
       )
       if (slugArgument !== undefined && slugArgument !== replay.flow.slug) {
         output.error(output.color.yellow(`run ${runId} belongs to flow ${replay.flow.slug}, not ${slugArgument}; replayed it on ${replay.flow.slug}`))
@@ -110,7 +123,7 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
     }
 
     const { answerOutcome } = await import('../flow/answer.js')
-    return reportOutcome(output, outcome, answerOutcome(outcome), flags, slug)
+    return reportOutcome(output, outcome, answerOutcome(outcome), { ...flags, replayOf }, slug)
   } finally {
     await store.close()
     await shutdownTracing()
@@ -118,7 +131,13 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
 }
 
 /** The answer of the run as the Run API would give it (answerOutcome); the exit status of the command. */
-function reportOutcome(output: CommandContext['output'], outcome: RunOutcome, answer: OutcomeAnswer, flags: RunFlags, slug: string): number {
+function reportOutcome(
+  output: CommandContext['output'],
+  outcome: RunOutcome,
+  answer: OutcomeAnswer,
+  flags: RunFlags & { replayOf: string | undefined },
+  slug: string,
+): number {
   if (outcome.kind === 'invalid') {
     if (output.json) output.data({ status: answer.status, body: answer.body, runId: null })
     else {
@@ -127,12 +146,15 @@ function reportOutcome(output: CommandContext['output'], outcome: RunOutcome, an
     }
     return answer.error!.exitCode
   }
+  const { replayOf } = flags
+  const resumedFrom = flags.retryFailed !== undefined ? outcome.record.resumedFrom : null
   if (output.json) {
-    const replayOf = flags.replay !== undefined ? { replayOf: flags.replay } : {}
-    output.data({ status: answer.status, body: answer.body ?? null, runId: outcome.runId, ...replayOf, ...(flags.trace ? { trace: outcome.trace } : {}) })
+    const replayed = replayOf !== undefined ? { replayOf, ...(resumedFrom ? { resumedFrom } : {}) } : {}
+    output.data({ status: answer.status, body: answer.body ?? null, runId: outcome.runId, ...replayed, ...(flags.trace ? { trace: outcome.trace } : {}) })
   } else {
     const paint = answer.status < 400 ? output.color.green : output.color.red
-    const replayNote = flags.replay !== undefined ? `, a replay of ${flags.replay} (${slug})` : ''
+    const replayNote =
+      replayOf === undefined ? '' : resumedFrom ? `, a retry of ${replayOf} from node ${resumedFrom} (${slug})` : `, a replay of ${replayOf} (${slug})`
     output.line(paint(`${answer.status}`) + output.color.dim(`  run ${outcome.runId}${replayNote}`))
     // The message of a failed run's error names the node and the reason.
     if (answer.error) output.error(output.color.red(answer.error.message))
@@ -153,7 +175,9 @@ function reportOutcome(output: CommandContext['output'], outcome: RunOutcome, an
 function printSteps(output: { line(text: string): void; color: { dim(text: string): string } }, steps: TraceStep[], indent: string): void {
   for (const step of steps) {
     const attempt = step.attempt === undefined ? '' : ` attempt ${step.attempt}`
-    output.line(`${indent}${step.nodeId} (${step.type})${attempt} ${step.port ? '→ ' + step.port : ''} ${step.durationMs} ms`)
+    // A retry from the failed step did not run the steps before it: their outputs are the failed run's.
+    const reused = step.reused ? output.color.dim(' reused') : ''
+    output.line(`${indent}${step.nodeId} (${step.type})${attempt} ${step.port ? '→ ' + step.port : ''} ${step.durationMs} ms${reused}`)
     output.line(`${indent}  ${JSON.stringify(step.output)}`)
     for (const [index, call] of (step.calls ?? []).entries()) {
       output.line(output.color.dim(`${indent}  ↳ flow ${call.flow}${(step.calls?.length ?? 0) > 1 ? ` #${index + 1}` : ''}:`))

@@ -26,6 +26,8 @@ export interface AnswerView {
   trace?: boolean
   /** A replay: `runId` and `replayOf` lead the trace shape, and follow the ids of an error body. */
   replayOf?: string
+  /** A retry from the failed step (`?from=failed`): the node it resumed from, after `replayOf`. */
+  resumedFrom?: string | null
   /** Masked in the copy of the response body a trace answer carries. */
   secrets?: Secrets
 }
@@ -48,7 +50,8 @@ export function answerOutcome(outcome: RunOutcome, view: AnswerView = {}): Outco
     // Secrets are `***` everywhere in a trace answer, its copy of the response body included (SPEC §5.1).
     const copy = view.secrets ? maskValue(outcome.body ?? null, view.secrets) : (outcome.body ?? null)
     const shape = { response: { status: outcome.status, body: copy }, trace: outcome.trace ?? null }
-    const body = view.replayOf === undefined ? shape : { runId: outcome.runId, replayOf: view.replayOf, ...shape }
+    const resumed = view.resumedFrom === undefined ? undefined : { resumedFrom: view.resumedFrom }
+    const body = view.replayOf === undefined ? shape : { runId: outcome.runId, replayOf: view.replayOf, ...resumed, ...shape }
     return { status, headers: { 'x-run-id': outcome.runId }, body, text: false }
   }
   const body = isNullBodyStatus(outcome.status) ? undefined : outcome.body
@@ -63,6 +66,7 @@ export function runFailedError(outcome: Extract<RunOutcome, { kind: 'failed' }>,
   const line = outcome.nodeId ? `node ${outcome.nodeId} failed` : `flow ${outcome.record.flow} failed`
   const fields: Record<string, unknown> = { nodeId: outcome.nodeId, runId: outcome.runId }
   if (view.replayOf !== undefined) fields.replayOf = view.replayOf
+  if (view.resumedFrom !== undefined) fields.resumedFrom = view.resumedFrom
   if (view.trace || view.replayOf !== undefined) fields.trace = outcome.trace ?? null
   return new FlowctlError(outcome.error === 'timeout' ? 'RUN_TIMEOUT' : 'NODE_FAILED', `${line}: ${outcome.error}`, { errors: [line], fields })
 }

@@ -27,7 +27,7 @@ import { newRunId } from '../store/ids.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'
-import type { NodeFetch, RunOptions, RunOutcome, RunSleep, Trace, TraceStep } from '../model/run.js'
+import type { NodeFetch, ResumePoint, RunOptions, RunOutcome, RunSleep, Trace, TraceStep } from '../model/run.js'
 import { runResponse } from './answer.js'
 import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
 
@@ -83,7 +83,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
 
   let ending: Ending
   try {
-    ending = await walkFlow(walk, flow.start.node)
+    ending = await walkFlow(walk, options.resume ? await resumeWalk(walk, options.resume) : flow.start.node)
   } catch (error) {
     ending = failure(walk, error)
   } finally {
@@ -107,6 +107,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     error: failed ? failed.error : null,
     scheduledFor,
     replayOf: options.replayOf ?? null,
+    resumedFrom: options.resume?.nodeId ?? null,
   }
   span?.end({ error: record.error, httpStatus: record.httpStatus ?? undefined })
   const details =
@@ -339,6 +340,28 @@ function checkpoint(walk: Walk): Promise<void> | null {
     })
   if (stopper.stoppedReason) throw stopper.stoppedReason
   return null
+}
+
+/**
+ * A retry from the failed step: the Start runs on this run's input, then the failed run's completed
+ * steps are put in place as they were stored (outputs in scope, steps in the trace marked `reused`,
+ * their branches in `ports`), not executed again. Returns the node the walk goes on from.
+ */
+async function resumeWalk(walk: Walk, resume: ResumePoint): Promise<FlowNode> {
+  const start = walk.flow.start!.node
+  const from = walk.flow.nodesById.get(resume.nodeId)
+  if (!from) throw new Error(`node "${resume.nodeId}" is not in flow ${walk.flow.slug}`)
+  if (from === start) return start
+  walk.current = start
+  await runNode(walk, start, getNodeKind(start.type)!)
+  for (const step of resume.steps) {
+    const node = walk.flow.nodesById.get(step.nodeId)
+    if (!node || node === start) continue
+    walk.scope[node.refName] = step.output
+    walk.steps?.push({ ...step, reused: true })
+  }
+  walk.ports.push(...resume.ports)
+  return from
 }
 
 /** Executes nodes from `first` until an End node or a port with no edge. Throws when a node fails. */

@@ -1,15 +1,18 @@
 // Replay (SPEC §14): the recorded input of a run, through the flow's current version, as a new run
-// whose record says `replayOf`. Shared by `flowctl run --replay` and `POST /api/replay`.
+// whose record says `replayOf`. Shared by `flowctl run --replay` and `POST /api/replay`. With
+// `from: 'failed'` (SPEC §22) the new run reuses the stored outputs of the steps before the failed
+// node and executes from it (resume-from.ts); its record also says `resumedFrom`.
 import { FlowctlError } from '../errors.js'
 import type { Flow, Project } from '../model/project.js'
 import type { RunTrigger, Store, StoredInput } from '../model/store.js'
 import { runFlow } from './engine.js'
+import { resumePointOf } from './resume-from.js'
 import type { RunInput, RunOutcome } from '../model/run.js'
 
 /** The codes `replayRun` throws for a run that cannot be replayed; their messages say why and may be shown. */
 const REPLAY_REFUSALS: ReadonlySet<string> = new Set(['RUN_NOT_FOUND', 'FLOW_NOT_FOUND', 'REPLAY_UNAVAILABLE'])
 
-/** Whether `error` is a refusal of `replayRun` (no such run, its flow removed, no input kept or a cut one) rather than a failure. */
+/** Whether `error` is a refusal of `replayRun` (no such run, its flow removed, no input kept or a cut one, no failed step to retry) rather than a failure. */
 export function isReplayRefusal(error: unknown): error is FlowctlError {
   return error instanceof FlowctlError && REPLAY_REFUSALS.has(error.code)
 }
@@ -23,6 +26,8 @@ export interface ReplayOptions {
   method?: string
   trace?: boolean
   signal?: AbortSignal
+  /** `failed`: retry from the failed step instead of running the whole flow again. */
+  from?: 'failed'
 }
 
 export interface Replay {
@@ -50,6 +55,8 @@ export async function replayRun(options: ReplayOptions): Promise<Replay> {
       `run ${runId} had an input larger than limits.storedInputBytes, so history kept only its beginning and it cannot be replayed`,
     )
   }
+  // Checked before anything runs: a refusal leaves no new record behind.
+  const resume = options.from === 'failed' ? resumePointOf(original, flow) : undefined
   const outcome = await runFlow({
     project,
     flow,
@@ -60,6 +67,7 @@ export async function replayRun(options: ReplayOptions): Promise<Replay> {
     trace: options.trace,
     signal: options.signal,
     replayOf: runId,
+    resume,
   })
   return { flow, outcome }
 }

@@ -108,12 +108,13 @@ function stepsJson(steps: TraceStep[], state: CapState): string {
       } else state.budget -= bytes
     }
     const attempt = step.attempt === undefined ? '' : `,"attempt":${step.attempt}`
+    const reused = step.reused ? ',"reused":true' : ''
     const calls = step.calls
       ? `,"calls":[${step.calls.map((call) => `{"flow":${JSON.stringify(call.flow)},"steps":${stepsJson(call.steps, state)}}`).join(',')}]`
       : ''
     parts.push(
       `{"nodeId":${JSON.stringify(step.nodeId)},"type":${JSON.stringify(step.type)},"name":${JSON.stringify(step.name)},` +
-        `"port":${JSON.stringify(step.port)},"durationMs":${step.durationMs},"output":${output}${attempt}${calls}}`,
+        `"port":${JSON.stringify(step.port)},"durationMs":${step.durationMs},"output":${output}${attempt}${reused}${calls}}`,
     )
   }
   return `[${parts.join(',')}]`

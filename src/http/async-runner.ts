@@ -258,6 +258,7 @@ function failedRecord(project: Project, claimed: ClaimedAsyncRun, httpStatus: nu
     error,
     scheduledFor: null,
     replayOf: null,
+    resumedFrom: null,
   }
 }
 

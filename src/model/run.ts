@@ -41,6 +41,8 @@ export interface RunOptions {
   traceparent?: string
   /** The run this one replays (`flowctl run --replay`, `/api/replay`): recorded as `replayOf`. */
   replayOf?: string
+  /** A retry from the failed step (`resume-from.ts`): outputs reused, and the node to execute from. */
+  resume?: ResumePoint
   /** The run's id when it was chosen before the run (an async run's id is in its 202); default a new one. */
   runId?: string
   /** The ids of the run's inserts (default: a new document id each). */
@@ -51,6 +53,20 @@ export interface RunOptions {
    * `documents` the run's inserts, to commit in the same transaction as the record.
    */
   recordRun?: (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse, documents: readonly RunDocument[]) => Promise<void>
+}
+
+/**
+ * Where a retry from the failed step starts: the Start runs on the recorded input, then the failed
+ * run's completed steps are put in place (their stored outputs, not executed again) and the walk
+ * goes on at `nodeId`. Checked against the flow's current version before the run (`resume-from.ts`).
+ */
+export interface ResumePoint {
+  /** The failed node of the original run, executed first. */
+  nodeId: string
+  /** The original run's completed steps before it, in order (the Start's is left out: it runs again). */
+  steps: readonly StoredTraceStep[]
+  /** The original record's `ports`: the If, Switch and error branches those steps took. */
+  ports: RunRecord['ports']
 }
 
 /**

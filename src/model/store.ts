@@ -33,6 +33,8 @@ export interface RunRecord {
   scheduledFor: string | null
   /** The run this one replayed (SPEC §14), or null. */
   replayOf: string | null
+  /** A retry from the failed step: the node it executed from (the failed node of `replayOf`), or null. */
+  resumedFrom: string | null
 }
 
 /** What a run keeps beside its record when `history.keep` says so (SPEC §14). */
@@ -68,6 +70,8 @@ export interface StoredTraceStep {
   attempt?: number
   /** Call and each nodes: the steps of each sub-flow run, in call order. */
   calls?: { flow: string; steps: StoredTraceStep[] }[]
+  /** A retry from the failed step: this step was not executed; its output is the failed run's. */
+  reused?: true
 }
 
 export interface StoredTrace {

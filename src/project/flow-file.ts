@@ -12,6 +12,7 @@ import { describeSchemaErrors } from './schema-messages.js'
 import { FLOW_FILE_SCHEMA } from '../model/shapes.js'
 import { slugify } from './slug.js'
 import { readPlainYaml } from './plain-yaml.js'
+import { countCheckedFlowFile } from './long-load.js'
 import { parseYamlSource, ProblemCollector, type SourcePath, type YamlSource } from './yaml-source.js'
 
 export const FLOW_FILE_EXTENSIONS = ['.yaml', '.yml', '.json']
@@ -53,18 +54,19 @@ export interface FlowFileResult {
 }
 
 export function checkFlowFile(file: string, text: string, context: FlowFileContext): FlowFileResult {
+  countCheckedFlowFile()
   const json = extname(file).toLowerCase() === '.json'
-  const plain = json ? null : readPlainYaml(text)
-  const result = plain ? checkSource(file, text, plain, context) : null
-  // A file with any problem is checked again from yaml's reading, the reference: its messages
-  // then come from exactly the data they always came from.
-  const checked = result && result.problems.length === 0 ? result : checkSource(file, text, parseYamlSource(text, { json }), context)
+  // js-yaml's reading when it reads the file as yaml would (plain-yaml.ts), problems or not: the
+  // same data gives the same messages, and its events the same positions.
+  const source = (json ? null : readPlainYaml(text)) ?? parseYamlSource(text, { json })
+  const checked = checkSource(file, text, source, context)
   // Positions of later (cross-file) problems parse the text again; a loaded project keeps only the text.
   checked.collector.source?.dropParsed()
   return checked
 }
 
-function checkSource(file: string, text: string, source: YamlSource, context: FlowFileContext): FlowFileResult {
+/** One file checked from a given reading (exported for the test that holds both readers to the same problems). */
+export function checkSource(file: string, text: string, source: YamlSource, context: FlowFileContext): FlowFileResult {
   const version = createHash('sha1').update(text).digest('hex')
   const collector = new ProblemCollector(file, source)
   const result = (slug: string | null, slugAt: SourcePath, flow: Flow | null): FlowFileResult => ({

@@ -3,7 +3,7 @@
 // ajv (INPUT_AJV_OPTIONS: defaults, no coercion) would accept the value; any keyword or value it
 // does not know makes it answer false, and the caller then asks ajv (which also words the errors).
 // measured: loading a project with one scheduled flow costs 1.5× the CPU without it (ajv is loaded),
-// 10,000 scheduled flows 4.3× (ajv compiles each body schema); bench/results.md Stop 25.
+// 10,000 scheduled flows 4.3× (ajv compiles each body schema); docs/performance.md.
 import type { JsonSchema } from '../model/project.js'
 
 /** Keywords understood here; annotations are ignored as ajv ignores them. */

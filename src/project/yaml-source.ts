@@ -4,6 +4,17 @@ import type { Position, Problem } from '../model/project.js'
 
 export type SourcePath = readonly (string | number)[]
 
+export interface PositionOptions {
+  key?: boolean
+  within?: number
+}
+
+/**
+ * Offsets a faster reader can give without yaml's Document (plain-yaml.ts reads them from js-yaml's
+ * events); undefined leaves the lookup to the Document.
+ */
+export type OffsetLocator = (path: SourcePath, options: PositionOptions) => number | undefined
+
 /**
  * A parsed flow or settings file. The yaml Document (with its CST ranges, by far the largest part)
  * is only needed to point at a problem: it is parsed on first use and can be dropped again
@@ -13,7 +24,7 @@ export class YamlSource {
   #parsed: { doc: Document; lineCounter: LineCounter } | null
   #data: unknown
   #dataDropped = false
-  #knownOffsets: ReadonlyMap<string, number> | null
+  #locate: OffsetLocator | null
 
   constructor(
     readonly text: string,
@@ -22,12 +33,12 @@ export class YamlSource {
     /** Syntax errors, already positioned; when there are any, `data` should not be trusted. */
     readonly syntaxErrors: { pos: Position; message: string }[],
     parsed: { doc: Document; lineCounter: LineCounter } | null = null,
-    /** Offsets of values the reader already knows, by path joined with NUL (see plain-yaml.ts). */
-    knownOffsets: ReadonlyMap<string, number> | null = null,
+    /** Offsets the reader can give without the Document (see plain-yaml.ts). */
+    locate: OffsetLocator | null = null,
   ) {
     this.#parsed = parsed
     this.#data = data
-    this.#knownOffsets = knownOffsets
+    this.#locate = locate
   }
 
   /** The document as plain data (map keys become strings); after `dropParsed`, read from the text again. */
@@ -39,9 +50,9 @@ export class YamlSource {
     return this.#data
   }
 
-  /** The offset of the value at `path` when the reader recorded it, without parsing the Document. */
-  knownOffset(path: SourcePath): number | undefined {
-    return this.#knownOffsets?.get(path.join('\0'))
+  /** The offset `positionAt` points at, when the reader can tell it without parsing the Document. */
+  knownOffset(path: SourcePath, options: PositionOptions = {}): number | undefined {
+    return this.#locate?.(path, options)
   }
 
   get doc(): Document {
@@ -53,13 +64,13 @@ export class YamlSource {
   }
 
   /**
-   * Forgets the Document, the data and the known offsets of a checked file: a loaded project keeps
+   * Forgets the Document, the data and the reader's offsets of a checked file: a loaded project keeps
    * only the text (about 5 KB less per flow file). Positions or data asked for later (a cross-file
    * problem) parse the text again, with the same result.
    */
   dropParsed(): void {
     this.#parsed = null
-    this.#knownOffsets = null
+    this.#locate = null
     // A file with syntax errors has no data to read again.
     if (this.syntaxErrors.length === 0) {
       this.#data = undefined
@@ -175,8 +186,8 @@ function keyText(key: unknown): string {
  * The position of the YAML node at `path` (map keys and sequence indexes). With `key`, the position
  * of the last segment's key instead of its value. Falls back to the deepest node found.
  */
-export function positionAt(source: YamlSource, path: SourcePath, options: { key?: boolean; within?: number } = {}): Position {
-  const known = options.key || options.within !== undefined ? undefined : source.knownOffset(path)
+export function positionAt(source: YamlSource, path: SourcePath, options: PositionOptions = {}): Position {
+  const known = source.knownOffset(path, options)
   if (known !== undefined) return linePosition(source.text, known)
   let node: unknown = source.doc.contents
   let offset = rangeStart(node) ?? 0
@@ -247,7 +258,7 @@ export class ProblemCollector {
     this.problems.push({ file: this.file, line: pos.line, column: pos.column, message, severity })
   }
 
-  error(path: SourcePath, message: string, options: { key?: boolean; within?: number } = {}): void {
+  error(path: SourcePath, message: string, options: PositionOptions = {}): void {
     this.at(this.position(path, options), message, 'error')
   }
 
@@ -259,7 +270,7 @@ export class ProblemCollector {
     return this.problems.some((p) => p.severity === 'error')
   }
 
-  private position(path: SourcePath, options: { key?: boolean; within?: number }): Position {
+  private position(path: SourcePath, options: PositionOptions): Position {
     return this.source ? positionAt(this.source, path, options) : { line: 1, column: 1 }
   }
 }

@@ -303,6 +303,7 @@ async function recordSkipped(target: TickTarget, flow: Flow, scheduledFor: strin
       error: `skipped: the flow's concurrency limit (${limit}) was reached`,
       scheduledFor,
       replayOf: null,
+      resumedFrom: null,
     },
     project.settings.limits.historyRuns,
   )

@@ -5,9 +5,11 @@ import type { OutboxMessage, RunDetailsText, RunRecord } from '../model/store.js
 import { canonicalIso } from './ids.js'
 
 /** The record's columns, in the order of `runValues`. */
-export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of`
+export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of, resumed_from`
 /** The details of a run (SPEC §14): written with it, read only by getRun. */
 export const RUN_DETAIL_COLUMNS = 'input, trace'
+/** How many values `runValues` gives: the record's columns, then the details'. */
+export const RUN_VALUE_COUNT = 17
 /** Where `error` is in `runValues` (PostgreSQL escapes NUL there). */
 export const RUN_ERROR_INDEX = 11
 
@@ -29,6 +31,7 @@ export interface RunRow {
   error: string | null
   scheduled_for: Time | null
   replay_of: string | null
+  resumed_from: string | null
 }
 
 /** getRun's row: the record and its details. */
@@ -66,6 +69,7 @@ export function runValues(run: RunRecord, details: RunDetailsText | undefined): 
     run.error,
     run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),
     run.replayOf,
+    run.resumedFrom ?? null,
     details?.input ?? null,
     details?.trace ?? null,
   ]
@@ -87,6 +91,8 @@ export function toRunRecord(row: RunRow): RunRecord {
     error: row.error,
     scheduledFor: row.scheduled_for === null ? null : isoOf(row.scheduled_for),
     replayOf: row.replay_of,
+    // null for rows written before migration 10 read through an older driver's row shape, too.
+    resumedFrom: row.resumed_from ?? null,
   }
 }
 

@@ -80,6 +80,7 @@ describe('flowctl run on the example project', () => {
       error: null,
       scheduledFor: null,
       replayOf: null,
+      resumedFrom: null,
     })
     expect(new Date(record.startedAt).toISOString()).toBe(record.startedAt)
   })

@@ -58,6 +58,7 @@ describe('runFlow on the example project', () => {
       error: null,
       scheduledFor: null,
       replayOf: null,
+      resumedFrom: null,
     })
     expect(Object.keys(outcome.record)).toEqual([
       'id',
@@ -74,6 +75,7 @@ describe('runFlow on the example project', () => {
       'error',
       'scheduledFor',
       'replayOf',
+      'resumedFrom',
     ])
     expect(await store.history.getRun('shop', outcome.runId)).toMatchObject(outcome.record)
     expect(outcome.trace).toBeUndefined()

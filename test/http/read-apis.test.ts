@@ -227,6 +227,7 @@ describe('/status and /api/status', () => {
         error: null,
         scheduledFor: '2026-11-21T02:00:00.000Z',
         replayOf: null,
+        resumedFrom: null,
       },
       10_000,
     )

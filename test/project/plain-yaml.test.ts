@@ -4,8 +4,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readPlainYaml } from '../../src/project/plain-yaml.js'
-import { checkFlowFile } from '../../src/project/flow-file.js'
-import { parseYamlSource, positionAt } from '../../src/project/yaml-source.js'
+import { checkFlowFile, checkSource } from '../../src/project/flow-file.js'
+import { parseYamlSource, positionAt, type PositionOptions, type SourcePath, type YamlSource } from '../../src/project/yaml-source.js'
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -19,6 +19,31 @@ const corpus = [...yamlFiles('fixtures'), ...yamlFiles('templates')]
 
 /** The reference reading, with Infinity/NaN kept apart from null in the comparison. */
 const reference = (text: string) => parseYamlSource(text)
+
+/** Every path into `data`, and one missing key or index below each map and list (problems point at those too). */
+function allPaths(data: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (data === null || typeof data !== 'object') return [path]
+  const children = Array.isArray(data) ? [...data.keys()] : Object.keys(data)
+  const below = children.flatMap((child) => allPaths((data as Record<string | number, unknown>)[child], [...path, child]))
+  return [path, ...below, [...path, Array.isArray(data) ? data.length : 'missing-key', 'deeper']]
+}
+
+const POSITION_OPTIONS: PositionOptions[] = [{}, { key: true }, { within: 0 }, { within: 2 }]
+
+/**
+ * Compares the fast reader's positions (from js-yaml's events) with yaml's Document on every path and
+ * option; returns how many the events answered without the Document.
+ */
+function expectSamePositions(fast: YamlSource, ref: YamlSource, label: string): number {
+  let answered = 0
+  for (const path of allPaths(ref.data)) {
+    for (const options of POSITION_OPTIONS) {
+      if (fast.knownOffset(path as SourcePath, options) !== undefined) answered++
+      expect(positionAt(fast, path, options), `${label} ${path.join('.')} ${JSON.stringify(options)}`).toEqual(positionAt(ref, path, options))
+    }
+  }
+  return answered
+}
 
 /** A small seeded generator, so a failure can be replayed. */
 function seeded(seed: number) {
@@ -42,11 +67,29 @@ describe('readPlainYaml', () => {
     const ref = reference(text)
     expect(ref.syntaxErrors).toEqual([])
     expect(fast.data).toEqual(ref.data)
-    const nodes = (ref.data as { nodes?: unknown[] } | null)?.nodes
-    for (const index of Array.isArray(nodes) ? nodes.keys() : []) {
-      if (fast.knownOffset(['nodes', index]) === undefined) continue
-      expect(positionAt(fast, ['nodes', index]), `nodes.${index}`).toEqual(positionAt(ref, ['nodes', index]))
+    expectSamePositions(fast, ref, file)
+  })
+
+  it("answers almost every position of the fixtures from its events, without yaml's Document", () => {
+    let asked = 0
+    let answered = 0
+    for (const file of corpus) {
+      const text = readFileSync(file, 'utf8')
+      const fast = readPlainYaml(text)
+      if (!fast) continue
+      asked += allPaths(fast.data).length * POSITION_OPTIONS.length
+      answered += expectSamePositions(fast, reference(text), file)
     }
+    expect(answered / asked).toBeGreaterThan(0.9)
+  })
+
+  it.each(corpus)('%s: the same problems, at the same places, as when yaml reads it', (file) => {
+    const text = readFileSync(file, 'utf8')
+    const fast = readPlainYaml(text)
+    if (!fast) return
+    const context = { timezone: 'UTC', secrets: new Map([['KNOWN', 'x']]), secretsFile: '.env' }
+    const name = `flows/${file.split('/').pop()}`
+    expect(checkSource(name, text, fast, context).problems).toEqual(checkSource(name, text, reference(text), context).problems)
   })
 
   it('agrees with yaml on generated documents it accepts (or refuses them)', () => {
@@ -124,6 +167,7 @@ describe('readPlainYaml', () => {
       const ref = reference(text)
       expect(ref.syntaxErrors, JSON.stringify(text)).toEqual([])
       expect(fast.data, JSON.stringify(text)).toEqual(ref.data)
+      expectSamePositions(fast, ref, JSON.stringify(text))
     }
     expect(accepted).toBeGreaterThan(800)
   })
@@ -150,7 +194,7 @@ describe('checkFlowFile with the fast reader', () => {
     expect(positionAt(result.collector.source!, ['name'])).toEqual({ line: 1, column: 7 })
   })
 
-  it('reports a file with problems exactly as yaml reads it (the reference path)', () => {
+  it('reports a file with problems from its own reading, positions included', () => {
     const text = 'name: Broken\nnodes:\n  - id: start\n    type: start\n    next: nowhere\n'
     const result = checkFlowFile('flows/broken.yaml', text, context)
     expect(result.flow).toBeNull()

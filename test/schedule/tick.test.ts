@@ -100,6 +100,7 @@ function runRecord(project: Project, flow: string, startedAt: string, status: 's
     failedNodeId: status === 'error' ? 'save' : null,
     scheduledFor: null,
     replayOf: null,
+    resumedFrom: null,
     error: status === 'error' ? 'boom' : null,
   }
 }

@@ -32,6 +32,7 @@ describe('Workspace', () => {
       error: null,
       scheduledFor: null,
       replayOf: null,
+      resumedFrom: null,
     })
     await store.history.recordRun(record('run-sync'), 100)
     await store.queue.enqueue({ id: 'run-async', projectId: 'shop', flow: 'create-order', method: 'POST', input: '{}', receivedAt: new Date().toISOString() })

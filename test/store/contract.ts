@@ -26,6 +26,7 @@ export function makeRun(projectId: string, overrides: Partial<RunRecord> = {}): 
     error: null,
     scheduledFor: null,
     replayOf: null,
+    resumedFrom: null,
     ...overrides,
   }
 }
@@ -98,6 +99,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(listed[0]).toStrictEqual(replay)
         expect(Object.keys(listed[0]!)).not.toContain('trace')
         expect((await store.history.getRun(projectId, first.id))?.replayOf).toBeNull()
+      })
+
+      it('keeps resumedFrom of a retry from the failed step, in getRun and in lists (SPEC §22)', async () => {
+        const projectId = freshProject()
+        const failed = makeRun(projectId, { status: 'error', httpStatus: 500, failedNodeId: 'check', error: 'boom' })
+        const retry = makeRun(projectId, { replayOf: failed.id, resumedFrom: 'check' })
+        const trace = {
+          runId: retry.id,
+          durationMs: 2,
+          steps: [{ nodeId: 'fetch', type: 'http', name: 'Fetch', port: 'out', durationMs: 1, output: { status: 200 }, reused: true }],
+          cut: false,
+        }
+        await store.history.recordRun(failed, 100)
+        await store.history.recordRun(retry, 100, { input: '{"path":{},"query":{},"headers":{}}', trace: JSON.stringify(trace) })
+        expect(await store.history.getRun(projectId, retry.id)).toMatchObject({ replayOf: failed.id, resumedFrom: 'check', trace })
+        expect((await store.history.listRuns({ projectId }))[0]).toStrictEqual(retry)
+        expect((await store.history.getRun(projectId, failed.id))?.resumedFrom).toBeNull()
       })
 
       it('lists the replays of a run (the run page links to them, SPEC §21)', async () => {

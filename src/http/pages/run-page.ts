@@ -4,6 +4,7 @@
 import type { Flow, Project } from '../../model/project.js'
 import type { RunRecord, StoredRun, StoredTraceStep } from '../../model/store.js'
 import { failedHttpOf } from '../../flow/failed-http.js'
+import { whyNotResumable } from '../../flow/resume-from.js'
 import { html, type SafeHtml } from '../html.js'
 import { renderFlowGraph, runPathOf } from './graph-svg.js'
 import { pageResponse, statusBadge, timeTag } from './layout.js'
@@ -36,7 +37,8 @@ export function renderRunPage(data: RunPageData): Response {
 <dt>Duration</dt><dd>${run.durationMs} ms</dd>
 <dt>Trigger</dt><dd>${run.trigger} (${run.method})</dd>
 <dt>Answer</dt><dd>${run.httpStatus ?? '—'}</dd>
-${run.replayOf ? html`<dt>Replay of</dt><dd><a href="/runs/${projectId}/${encodeURIComponent(run.replayOf)}" id="replay-of"><code>${run.replayOf}</code></a></dd>` : ''}
+${run.replayOf ? html`<dt>${run.resumedFrom ? 'Retry of' : 'Replay of'}</dt><dd><a href="/runs/${projectId}/${encodeURIComponent(run.replayOf)}" id="replay-of"><code>${run.replayOf}</code></a></dd>` : ''}
+${run.resumedFrom ? html`<dt>Resumed from</dt><dd id="resumed-from">node <code>${run.resumedFrom}</code> <span class="muted">(the steps before it reused, not run again)</span></dd>` : ''}
 ${data.replays.length ? html`<dt>Replayed by</dt><dd id="replays">${data.replays.map((r, i) => html`${i ? ', ' : ''}<a href="/runs/${projectId}/${encodeURIComponent(r.id)}"><code>${r.id}</code></a> ${statusBadge(r.status, r.httpStatus)}`)}</dd>` : ''}
 ${run.status === 'error' ? html`<dt>Failed node</dt><dd class="bad"><code>${run.failedNodeId ?? '—'}</code></dd><dt>Reason</dt><dd class="bad">${run.error ?? ''}</dd>${failedHttpFacts(run)}` : ''}
 <dt>Branches</dt><dd>${run.ports.length ? run.ports.map((p, i) => html`${i ? ', ' : ''}<code>${p.nodeId}</code> → ${p.port}`) : html`<span class="muted">none</span>`}</dd>
@@ -62,7 +64,17 @@ function replayForm(data: RunPageData): SafeHtml {
   if (!data.flow) return html`<p class="muted">The flow no longer exists, so the run cannot be replayed.</p>`
   const action = `/runs/${encodeURIComponent(project.settings.projectId)}/${encodeURIComponent(run.id)}/replay`
   return html`<form method="post" action="${action}"><button type="submit" id="replay">Replay this run</button></form>
-<p class="meta">Sends the same input through the flow's current version; the new run links back here.</p>`
+<p class="meta">Sends the same input through the flow's current version; the new run links back here.</p>
+${retryForm(run, data.flow, action)}`
+}
+
+/** The "Retry from failed node" button: a failed run with a stored trace whose steps can be reused (resume-from.ts). */
+function retryForm(run: StoredRun, flow: Flow, action: string): SafeHtml | string {
+  if (run.status !== 'error' || !run.trace || !run.failedNodeId) return ''
+  const why = whyNotResumable(run, flow)
+  if (why) return html`<p class="muted" id="retry-unavailable">Retry from the failed node is not possible: ${why}.</p>`
+  return html`<form method="post" action="${action}?from=failed"><button type="submit" id="retry-failed">Retry from failed node</button></form>
+<p class="meta">Reuses the stored outputs of the steps before node <code>${run.failedNodeId}</code> (no http call or insert is repeated) and runs the flow's current version from it.</p>`
 }
 
 function inputHtml(run: StoredRun): SafeHtml {
@@ -115,7 +127,7 @@ export function renderSteps(steps: StoredTraceStep[], failedNodeId: string | nul
 function stepItem(step: StoredTraceStep, facts: { failed: boolean; triedAgain: boolean; projectId: string }): SafeHtml {
   const { failed, triedAgain } = facts
   const attempt = step.attempt === undefined ? '' : html` <span class="badge ${triedAgain ? 'warn' : 'info'}">attempt ${step.attempt}</span>`
-  const outcome = failed ? ' · failed' : triedAgain ? ' · tried again' : ''
+  const outcome = failed ? ' · failed' : triedAgain ? ' · tried again' : step.reused ? ' · reused from the failed run' : ''
   return html`<li class="${failed ? 'failed' : ''}" data-step="${step.nodeId}"${step.attempt === undefined ? '' : html` data-attempt="${step.attempt}"`}><div class="step-head">${step.name}${attempt} <span class="muted">(${step.type}, ${step.nodeId})${step.port ? ` → ${step.port}` : ''} · ${step.durationMs} ms${outcome}</span></div>
 <pre>${JSON.stringify(step.output, null, 2)}</pre>${step.calls ? subFlowSteps(step.calls, facts.projectId) : ''}</li>`
 }

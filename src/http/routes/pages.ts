@@ -2,7 +2,7 @@
 // the run form; POST: the form's run), `/runs/<projectId>/<runId>` (the run inspector) and
 // `POST /runs/<projectId>/<runId>/replay` (its Replay button). Reading needs a loopback request or
 // the viewer role; running and replaying need a loopback request or the editor or owner role.
-import { getRouterParam, type H3Event } from 'h3'
+import { getQuery, getRouterParam, type H3Event } from 'h3'
 import { ERROR_CATALOG, httpError } from '../../errors.js'
 import { capErrorList } from '../../flow/reason.js'
 import { isReplayRefusal, replayRun } from '../../flow/replay.js'
@@ -92,7 +92,7 @@ export function runPageHandler(context: AppContext) {
   })
 }
 
-/** The Replay button (a plain form): replays, then shows the new run (303 See Other). */
+/** The Replay button (a plain form): replays, then shows the new run (303 See Other). `?from=failed`: the "Retry from failed node" button. */
 export function replayFormHandler(context: AppContext) {
   return pageRoute(async (event) => {
     const { project } = await pageAccess(context, event, 'run')
@@ -102,7 +102,9 @@ export function replayFormHandler(context: AppContext) {
     if (!store) throw httpError('STORE_UNAVAILABLE')
     let outcome: RunOutcome
     try {
-      outcome = (await replayRun({ project, store, runId: getRouterParam(event, 'runId') ?? '', trigger: 'http', signal: context.options.signal })).outcome
+      const from = getQuery(event).from === 'failed' ? 'failed' : undefined
+      const runId = getRouterParam(event, 'runId') ?? ''
+      outcome = (await replayRun({ project, store, runId, trigger: 'http', signal: context.options.signal, from })).outcome
     } catch (error) {
       // A refusal says why (its message names only the run and flow); other errors keep their public lines.
       if (isReplayRefusal(error)) throw httpError(error.code, [error.message], { cause: error })

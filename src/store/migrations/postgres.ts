@@ -198,6 +198,8 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
     `,
   },
+  // Version 10: a retry from the failed step (SPEC §22) records the node it executed from.
+  { version: 10, sql: 'ALTER TABLE runs ADD COLUMN resumed_from TEXT' },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */

@@ -5,6 +5,7 @@
 import { FlowctlError } from '../../errors.js'
 import { HistoryCap } from '../history-cap.js'
 import { RecordedListeners } from '../recorded.js'
+import { RUN_VALUE_COUNT } from '../rows.js'
 import { WriteBatcher } from '../write-batch.js'
 import type { PgConnection } from './connection.js'
 import { PG_SQL, TRIM_PLANNER_SETTINGS, pushDocumentColumns, type PgDocumentRow } from './sql.js'
@@ -73,12 +74,12 @@ export class PgWriter {
   }
 }
 
-/** The 21 parallel arrays of PG_SQL.insertBatch: 16 run columns, then 5 document columns. */
+/** The parallel arrays of PG_SQL.insertBatch: the run columns (RUN_VALUE_COUNT), then 5 document columns. */
 function batchValues(items: PgWrite[]): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 21 }, () => [])
+  const columns: unknown[][] = Array.from({ length: RUN_VALUE_COUNT + 5 }, () => [])
   for (const item of items) {
     if (item.kind === 'run') item.values.forEach((value, i) => columns[i]!.push(value))
-    if (item.documents) pushDocumentColumns(columns, 16, item.documents)
+    if (item.documents) pushDocumentColumns(columns, RUN_VALUE_COUNT, item.documents)
   }
   return columns
 }

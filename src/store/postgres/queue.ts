@@ -20,7 +20,7 @@ import {
 } from '../../model/async-runs.js'
 import type { QueuePort, RunDetailsText, RunDocument, RunRecord } from '../../model/store.js'
 import { canonicalIso } from '../ids.js'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from '../rows.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_VALUE_COUNT } from '../rows.js'
 import { AsyncPruneSchedule } from '../retention.js'
 import { WriteBatcher } from '../write-batch.js'
 import { MAX_COMMITS_IN_FLIGHT, type PgWriter } from './commit.js'
@@ -73,21 +73,21 @@ export const ASYNC_SQL = {
   release: `UPDATE async_runs SET status = 'queued', claim_token = NULL, lease_until = NULL WHERE id = $1 AND claim_token = $2 AND status = 'running'`,
   get: 'SELECT id, flow, status, response FROM async_runs WHERE project_id = $1 AND id = $2',
   prune: `DELETE FROM async_runs WHERE project_id = $1 AND finished_at < $2::timestamptz`,
-  // The 16 run columns, the claim token and the response, then the runs' documents (written only
+  // The 17 run columns, the claim token and the response, then the runs' documents (written only
   // for the runs whose claim held), as parallel arrays.
   finish: `WITH f AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::int[],
-        $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+        $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[])
         WITH ORDINALITY AS f(id, project_id, flow, trig, method, started_at, duration_ms, status, http_status, ports, failed_node_id, error,
-          scheduled_for, replay_of, input, trace, token, response, n)
+          scheduled_for, replay_of, resumed_from, input, trace, token, response, n)
     ), done AS (
       UPDATE async_runs a SET status = f.status, response = f.response::jsonb, finished_at = now(), input = NULL, claim_token = NULL, lease_until = NULL
       FROM f WHERE a.id = f.id AND a.claim_token = f.token AND a.status = 'running'
       RETURNING a.id
-    ), ${insertDocumentsCte(19, true)}
+    ), ${insertDocumentsCte(RUN_VALUE_COUNT + 3, true)}
     INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS})
     SELECT f.id, f.project_id, f.flow, f.trig, f.method, f.started_at::timestamptz, f.duration_ms, f.status, f.http_status,
-      f.ports::jsonb, f.failed_node_id, f.error, f.scheduled_for::timestamptz, f.replay_of, f.input, f.trace
+      f.ports::jsonb, f.failed_node_id, f.error, f.scheduled_for::timestamptz, f.replay_of, f.resumed_from, f.input, f.trace
     FROM f JOIN done ON done.id = f.id
     ORDER BY f.n
     RETURNING id`,
@@ -217,14 +217,15 @@ export class PostgresQueue implements QueuePort {
   }
 
   private async finishStatement(items: PgAsyncFinish[]): Promise<Map<number, unknown> | undefined> {
-    const columns: unknown[][] = Array.from({ length: 24 }, () => [])
+    // The run's values, its claim token and response, the 5 document columns and each document's run id.
+    const columns: unknown[][] = Array.from({ length: RUN_VALUE_COUNT + 8 }, () => [])
     for (const { id, values, completion, documents } of items) {
       values.forEach((value, i) => columns[i]!.push(value))
-      columns[16]!.push(completion.claimToken)
-      columns[17]!.push(completion.response)
+      columns[RUN_VALUE_COUNT]!.push(completion.claimToken)
+      columns[RUN_VALUE_COUNT + 1]!.push(completion.response)
       if (documents) {
-        pushDocumentColumns(columns, 18, documents)
-        for (let i = 0; i < documents.length; i++) columns[23]!.push(id)
+        pushDocumentColumns(columns, RUN_VALUE_COUNT + 2, documents)
+        for (let i = 0; i < documents.length; i++) columns[RUN_VALUE_COUNT + 7]!.push(id)
       }
     }
     const { rows } = await this.query<{ id: string }>('flowctl_async_finish', ASYNC_SQL.finish, columns)

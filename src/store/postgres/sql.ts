@@ -1,7 +1,7 @@
 // The SQL of the PostgreSQL store and its row mappings. Parameters are always positional; JSON
 // values are sent as text (pg would turn a JS array into a PostgreSQL array, not JSON).
 import type { RunDetailsText, RunDocument, RunRecord } from '../../model/store.js'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_ERROR_INDEX, runValues } from '../rows.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_ERROR_INDEX, RUN_VALUE_COUNT, runValues } from '../rows.js'
 import { escapeNul, jsonbSafe } from './text.js'
 
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
@@ -54,14 +54,14 @@ export const PG_SQL = {
   // Group commit: one statement writes every run and document queued in one event-loop turn (a run
   // with the documents it inserted), as parallel arrays (one prepared statement whatever the batch
   // size). ORDINALITY keeps `seq` in queue order, so ties in startedAt still list in insertion order.
-  insertBatch: `WITH ${insertDocumentsCte(17)}
+  insertBatch: `WITH ${insertDocumentsCte(RUN_VALUE_COUNT + 1)}
     INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS})
     SELECT r.id, r.project_id, r.flow, r.trig, r.method, r.started_at::timestamptz, r.duration_ms, r.status, r.http_status,
-      r.ports::jsonb, r.failed_node_id, r.error, r.scheduled_for::timestamptz, r.replay_of, r.input, r.trace
+      r.ports::jsonb, r.failed_node_id, r.error, r.scheduled_for::timestamptz, r.replay_of, r.resumed_from, r.input, r.trace
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::int[],
-      $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+      $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[])
       WITH ORDINALITY AS r(id, project_id, flow, trig, method, started_at, duration_ms, status, http_status, ports, failed_node_id, error,
-        scheduled_for, replay_of, input, trace, n)
+        scheduled_for, replay_of, resumed_from, input, trace, n)
     ORDER BY r.n`,
   countAllRuns: 'SELECT count(*) AS n FROM runs WHERE project_id = $1',
   // Keeps the newest $2 runs. Only the instance that gets the project's advisory lock (held until

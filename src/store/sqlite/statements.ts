@@ -1,7 +1,9 @@
 // Every SQL statement of the SQLite store, prepared once per connection. listRuns has a few
 // shapes (with or without each filter); each shape is prepared the first time it is used.
 import type Database from 'better-sqlite3'
-import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from '../rows.js'
+import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_VALUE_COUNT } from '../rows.js'
+
+const RUN_VALUE_PLACEHOLDERS = Array.from({ length: RUN_VALUE_COUNT }, () => '?').join(', ')
 
 /** Column order of the values of an inserted document (see SqliteWrite); runs: rows.ts. */
 export const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
@@ -37,7 +39,7 @@ export class SqliteStatements {
   private readonly listShapes = new Map<string, Database.Statement>()
 
   constructor(private readonly db: Database.Database) {
-    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    this.insertRun = db.prepare(`INSERT INTO runs (${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS}) VALUES (${RUN_VALUE_PLACEHOLDERS})`)
     this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
     // The history cap's trim (history-cap.ts): the project's runs below its `keep`-th newest (the
     // boundary, by started_at then rowid), an index range of the project only. Fewer runs than

@@ -1,0 +1,65 @@
+// Instructions per request of a server under valgrind's callgrind (all threads of the process), after
+// a warm-up: a figure that hardly moves with other load on the machine, unlike req/s and CPU µs.
+// Used by ab-instructions.js (flowctl trees against each other) and instructions.js (flowctl against
+// raw h3 in the same run). Under valgrind V8 keeps optimising well past the warm-up, so several
+// rounds are counted and the lowest is the figure.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import autocannon from 'autocannon'
+import { ORDER_BODIES } from './load.js'
+import { freePort, startChild, stopChild, waitForHttp } from './proc.js'
+
+function load(url, amount, headers) {
+  return autocannon({
+    url,
+    connections: 4,
+    amount,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    requests: ORDER_BODIES.map((body) => ({ method: 'POST', body })),
+  })
+}
+
+/** The instructions counted since the last zeroing: callgrind writes a dump whose `totals:` line has them. */
+function dumpTotal(pid, outDir) {
+  const before = new Set(readdirSync(outDir))
+  execFileSync('callgrind_control', ['--dump', String(pid)], { stdio: 'ignore' })
+  const file = readdirSync(outDir).find((f) => !before.has(f) && f.startsWith('callgrind.out'))
+  if (!file) throw new Error('callgrind wrote no dump')
+  const text = readFileSync(join(outDir, file), 'utf8')
+  const totals = text.match(/^totals: (\d+)/m) ?? text.match(/^summary: (\d+)/m)
+  return Number(totals[1])
+}
+
+/**
+ * Starts `node ...nodeArgs(port)` under callgrind, waits for `probe(port)` to answer, sends `warmup`
+ * POSTs of the order bodies to `route(port)`, then counts `rounds` × `n` requests. Every answer
+ * must be 2xx. Returns the instructions per request of each round.
+ */
+export async function countInstructions({ name, nodeArgs, cwd, route, probe, headers = {}, warmup = 3000, n = 2000, rounds = 1 }) {
+  const outDir = mkdtempSync(join(tmpdir(), 'callgrind-'))
+  const port = await freePort()
+  const child = startChild(
+    'valgrind',
+    ['--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${outDir}/callgrind.out.%p`, process.execPath, ...nodeArgs(port)],
+    { cwd, name },
+  )
+  try {
+    await waitForHttp(probe(port), { child, timeoutMs: 600000 })
+    const url = route(port)
+    const warm = await load(url, warmup, headers)
+    const perRequest = []
+    for (let round = 0; round < rounds; round++) {
+      execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' })
+      const measured = await load(url, n, headers)
+      const bad = warm.non2xx + measured.non2xx + measured.errors + measured.timeouts
+      if (bad) throw new Error(`${name}: ${bad} non-2xx answers or errors ${JSON.stringify(measured.statusCodeStats)}\n${child.outputTail()}`)
+      perRequest.push(dumpTotal(child.pid, outDir) / n)
+    }
+    return perRequest
+  } finally {
+    await stopChild(child, 10000)
+  }
+}
