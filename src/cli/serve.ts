@@ -80,6 +80,8 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   const shutdown = new AbortController()
   const { AsyncRunner } = await import('../http/async-runner.js')
   const asyncRunner = new AsyncRunner(workspace, { log: err })
+  const { WaitRunner } = await import('../http/wait-runner.js')
+  const waitRunner = new WaitRunner(workspace, { log: err })
   const { createApp } = await import('../http/app.js')
   const { defaultUsersFile } = await import('../users/users-file.js')
   // --users names the one file; otherwise the current folder's and each served project's own count.
@@ -95,6 +97,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     signal: shutdown.signal,
     log: out,
     asyncQueued: (projectId) => asyncRunner.wake(projectId),
+    runResumed: (projectId) => waitRunner.wake(projectId),
   })
 
   const host = options.host ?? '127.0.0.1'
@@ -118,10 +121,15 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     throw listenError(error, host, port)
   }
   const baseUrl = server.url
+  // Resume URLs (SPEC §22) made in this process point here unless FLOWCTL_PUBLIC_URL says otherwise.
+  const { setServingOrigin } = await import('../flow/park.js')
+  setServingOrigin(baseUrl)
 
   if (options.cron) runtime.startCron()
   // Async runs queued before this start (a restart after a crash) are taken up at once.
   asyncRunner.start()
+  // Parked runs due while no instance ran (a restart) resume at once.
+  waitRunner.start()
   const served = workspace.list().map((entry) => entry.project)
   const { describeStore } = await import('./store-label.js')
   printUrls(served, baseUrl, Boolean(options.json), out, (project) => describeStore(project, env))
@@ -138,7 +146,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   // Open /api/events streams never finish by themselves: end them, so only runs are waited for.
   workspace.events.endStreams()
   // Async runs still going after the grace period go back to the queue for the next instance.
-  await Promise.all([server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort()), asyncRunner.stop(SHUTDOWN_GRACE_MS)])
+  await Promise.all([server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort()), asyncRunner.stop(SHUTDOWN_GRACE_MS), waitRunner.stop(SHUTDOWN_GRACE_MS)])
   await runtime.close()
 }
 

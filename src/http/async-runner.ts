@@ -13,6 +13,7 @@ import { httpError } from '../errors.js'
 import { errorBody, runResponse } from '../flow/answer.js'
 import { acquireFlowSlot } from '../flow/concurrency.js'
 import { runFlow } from '../flow/engine.js'
+import { mayPark, openParking } from '../flow/park.js'
 import { concurrencyOf } from '../project/guard-settings.js'
 import type { InsertIds, RunInput, RunResponse } from '../model/run.js'
 import type { Flow, Project } from '../model/project.js'
@@ -204,9 +205,12 @@ export class AsyncRunner {
       ? await acquireFlowSlot(store, claimed.projectId, flow.slug, { ...limit, onLimit: 'queue' }, runTimeoutMs, runTimeoutMs, this.#abort.signal)
       : null
     if (limit && !slot) throw new RunReleased()
+    // A flow with a wait may park (SPEC §22): its queue row then waits with it, under this claim.
+    const parking = mayPark(flow) ? await openParking(store.waits, claimed.projectId, { asyncClaimToken: token }) : undefined
     let outcome
     try {
       outcome = await runFlow({
+        ...(parking ? { parking } : {}),
         project,
         flow,
         store,

@@ -100,7 +100,8 @@ function byAge(a: AsyncCandidate, b: AsyncCandidate): number {
   return a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }
 
-export type AsyncRunStatus = 'queued' | 'running' | 'success' | 'error'
+/** `waiting`: the run parked at a callback wait or a long sleep (SPEC §22). */
+export type AsyncRunStatus = 'queued' | 'running' | 'waiting' | 'success' | 'error'
 
 /** The answer of `GET /api/result/<projectId>/<runId>`, plus the flow (its Start decides the auth). */
 export interface AsyncRunState {

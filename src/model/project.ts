@@ -136,6 +136,8 @@ export interface Flow {
 export interface ProjectLimits {
   runsPerMinutePerIp: number
   runTimeoutMs: number
+  /** A `wait` of more ms than this parks a run that may park instead of holding it (SPEC §22). */
+  inlineWaitMs: number
   bodyLimitBytes: number
   historyRuns: number
   /** How long one `{{= }}` expression may evaluate (SPEC §9). */
@@ -234,6 +236,7 @@ export interface Project {
 export const DEFAULT_LIMITS: ProjectLimits = {
   runsPerMinutePerIp: 60,
   runTimeoutMs: 30_000,
+  inlineWaitMs: 5_000,
   bodyLimitBytes: 1_048_576,
   historyRuns: 10_000,
   expressionMs: 50,

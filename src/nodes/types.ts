@@ -5,6 +5,7 @@ import type { CorsSettings, FlowNode, JsonSchema, Project, StartInfo } from '../
 import type { ResolvedPart } from '../language/resolve.js'
 import type { NodeFetch, RunSleep } from '../model/run.js'
 import type { DocumentsPort } from '../model/store.js'
+import type { WaitKind } from '../model/waits.js'
 
 export interface NodeContext {
   node: FlowNode
@@ -21,7 +22,11 @@ export interface NodeContext {
   fetch: NodeFetch
   /** How the run waits (`wait` nodes): real timers, or instant under `flowctl test`. */
   sleep: RunSleep
-  run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null }
+  run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null; resumeUrl?: string | null }
+  /** Whether this run may park (SPEC §22): its caller has its answer already, and this is not a called flow. */
+  canPark: boolean
+  /** Parks the run at this node: throws the signal the engine commits the run on, or the reason this run cannot park. */
+  park(kind: WaitKind, dueAt: number): never
   /** The validated inputs; set for the Start node only. */
   inputs?: Record<string, unknown>
   /** Runs another flow of the project through the same engine (call and each nodes). An input its
@@ -82,6 +87,8 @@ export interface NodeKind {
   ports(settings: Record<string, unknown>): string[]
   /** Whether `next` is a single node id (one port `out`) rather than a port map. */
   singlePort: boolean
+  /** Some settings add ports beyond `out` (a callback wait's `timeout`): `next` may then be a port map too. */
+  optionalPorts?: boolean
   /** The run ends at this node (End): it has no ports, and `execute` returns the run's `response`. */
   terminates?: boolean
   /** Settings that hold JSON Schemas rather than bindings: their strings are never templates. */

@@ -42,7 +42,8 @@ function readEdges(entry: NodeEntry, collector: ProblemCollector): Edge[] {
     if (rawNext !== undefined) collector.error(nextPath, `${label}: ${article(kind.type)} node ends the run, so it has no next; remove it`, { key: true })
     return []
   }
-  if (kind.singlePort) {
+  // A kind with optional ports (a callback wait's `timeout`) takes a node id for `out` or a port map.
+  if (kind.singlePort && !(kind.optionalPorts && rawNext !== null && typeof rawNext === 'object')) {
     if (rawNext === undefined) {
       collector.warning(path, `${label}: ${NO_END}`)
       return []

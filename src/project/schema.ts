@@ -10,7 +10,12 @@ export type { JsonSchema }
 
 function nextSchema(kind: NodeKind): JsonSchema | null {
   if (kind.ports({}).length === 0) return null
-  if (kind.singlePort) return { type: 'string', minLength: 1, description: 'The id of the node that runs next.' }
+  const single: JsonSchema = { type: 'string', minLength: 1, description: 'The id of the node that runs next.' }
+  if (kind.singlePort && kind.optionalPorts) {
+    const map = { type: 'object', additionalProperties: { type: 'string', minLength: 1 }, description: 'Port name → id of the node that runs next.' }
+    return { anyOf: [single, map] }
+  }
+  if (kind.singlePort) return single
   return {
     type: 'object',
     additionalProperties: { type: 'string', minLength: 1 },

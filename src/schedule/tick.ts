@@ -5,6 +5,7 @@ import { FlowctlError } from '../errors.js'
 import { acquireFlowSlot, type FlowSlot } from '../flow/concurrency.js'
 import { concurrencyOf } from '../project/guard-settings.js'
 import { newRunId, runFlow } from '../flow/engine.js'
+import { mayPark, openParking } from '../flow/park.js'
 import type { Flow, Project } from '../model/project.js'
 import { maskSecrets } from '../language/secrets.js'
 import type { Store } from '../model/store.js'
@@ -252,7 +253,10 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
   }
   counts.ran += 1
   try {
+    // Nobody waits for a scheduled run's answer, so it may park at a long wait (SPEC §22).
+    const parking = mayPark(flow) ? await openParking(store.waits, projectId) : undefined
     const outcome = await runFlow({
+      ...(parking ? { parking } : {}),
       project,
       flow,
       store,

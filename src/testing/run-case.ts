@@ -163,8 +163,8 @@ function recordingInserts(store: Store, inserted: Map<string, string[]>): Store 
   store.history.onRecorded((_run, documents) => {
     for (const document of documents) note(document.collection, document.id)
   })
-  const { kind, history, schedules, guards, queue } = store
-  return { kind, history, documents: new NotingDocuments(store.documents, note), schedules, guards, queue, close: () => store.close() }
+  const { kind, history, schedules, guards, queue, waits } = store
+  return { kind, history, documents: new NotingDocuments(store.documents, note), schedules, guards, queue, waits, close: () => store.close() }
 }
 
 /** The documents port, noting what is inserted once it is committed. */

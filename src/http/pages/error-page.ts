@@ -26,11 +26,14 @@ const EXPLANATIONS: Partial<Record<ErrorCode, string>> = {
   STORE_UNAVAILABLE: 'The run history of this project cannot be read right now.',
 }
 
-export function errorPage(error: FlowctlError): Response {
+/** `title`: where the code's own title would mislead (a resume link is no sign-in). */
+export function errorPage(error: FlowctlError, title?: string): Response {
   const catalogLine = ERROR_CATALOG[error.code].message
-  const title = TITLES[error.code] ?? catalogLine[0]!.toUpperCase() + catalogLine.slice(1)
+  // The explanations are the pages' (sign in, roles); a page with its own title has its own context.
+  const explanation = title === undefined ? EXPLANATIONS[error.code] : undefined
+  title ??= TITLES[error.code] ?? catalogLine[0]!.toUpperCase() + catalogLine.slice(1)
   const onlyCatalogLine = error.errors.length === 1 && error.errors[0] === catalogLine
-  const text = onlyCatalogLine ? (EXPLANATIONS[error.code] ?? catalogLine) : error.errors.join('; ')
+  const text = onlyCatalogLine ? (explanation ?? catalogLine) : error.errors.join('; ')
   // The status and the catalog's line under the text, the same words as the JSON answer's.
   const body = html`<h1>${title}</h1><section><p>${text}</p><p class="muted">${error.httpStatus} ${catalogLine}</p></section>`
   const response = pageResponse(error.httpStatus, { title, body })

@@ -6,6 +6,7 @@ import { getQuery, getRouterParam, type H3Event } from 'h3'
 import { ERROR_CATALOG, httpError } from '../../errors.js'
 import { capErrorList } from '../../flow/reason.js'
 import { isReplayRefusal, replayRun } from '../../flow/replay.js'
+import { waitingFacts } from '../../flow/park.js'
 import { readRequestText } from '../body.js'
 import { callerOf, isCrossSite, projectAccess, readableEntries, type Need } from '../access.js'
 import type { AppContext } from '../context.js'
@@ -88,7 +89,9 @@ export function runPageHandler(context: AppContext) {
     const canRun = (await projectAccess(context, event, projectId, 'run')).ok
     // A replay runs the same flow after its original: the flow's time index finds them.
     const replays = await store.history.listRuns({ projectId, flow: run.flow, replayOf: run.id, after: run.startedAt, limit: REPLAYS_SHOWN }).catch(() => [])
-    return renderRunPage({ project, run, flow: project.flows.get(run.flow), canRun, replays })
+    // A parked run (SPEC §22): how it waits, and its resume link for those who may run the flow.
+    const waiting = run.status === 'waiting' ? await waitingFacts(store.waits, projectId, run.id, canRun).catch(() => null) : null
+    return renderRunPage({ project, run, flow: project.flows.get(run.flow), canRun, replays, waiting })
   })
 }
 
