@@ -23,7 +23,7 @@ import {
 } from '../language/resolve.js'
 import { capErrorList, capReason, maskedReason } from './reason.js'
 import { RunDocuments } from './run-documents.js'
-import { newRunId } from '../store/ids.js'
+import { newRunId } from '../internal/ids.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'

@@ -13,7 +13,7 @@ export function checkCallbackWaits(results: FlowFileResult[]): CallProblem[] {
   const callers = new Map<string, string[]>()
   for (const [slug, flow] of flows) {
     for (const node of flow.nodes) {
-      const target = getNodeKind(node.type)?.calledFlow?.(node.settings)
+      const target = getNodeKind(node.type)?.calledFlow?.(node.parsed)
       if (typeof target === 'string') callers.set(target, [...(callers.get(target) ?? []), slug])
     }
   }

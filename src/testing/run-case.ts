@@ -10,6 +10,7 @@ import { openFreshMemoryStore } from '../store/sqlite/index.js'
 import type { DocumentIndexes, DocumentsPort, RunDocument, Store } from '../model/store.js'
 import { diffLines, partialMatch, type Mismatch } from './match.js'
 import type { HttpMock, TestCase, TestFile } from './test-file.js'
+import { compareText } from '../internal/compare.js'
 
 export interface CaseFailure {
   /** What did not match: an expected field, or `mocks` for an http node without one. */
@@ -256,7 +257,7 @@ export function mockResponse(mock: Extract<HttpMock, { status: number }>): Fetch
     text = typeof mock.body === 'string' ? mock.body : JSON.stringify(mock.body)
     if (!headers.has('content-type')) headers.set('content-type', typeof mock.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json')
   }
-  const entries = () => [...headers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  const entries = () => [...headers].sort(([a], [b]) => compareText(a, b))
   return {
     status: mock.status,
     statusText: '',

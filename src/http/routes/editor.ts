@@ -119,7 +119,7 @@ export function kindsHandler(context: AppContext) {
       type: kind.type,
       description: kind.description,
       settingsSchema: kind.settingsSchema,
-      ports: kind.terminates ? [] : kind.ports({}),
+      ports: kind.terminates ? [] : kind.ports(kind.parseSettings({})),
       singlePort: kind.singlePort,
       terminates: kind.terminates === true,
     }))
@@ -178,7 +178,8 @@ function portsOf(text: string): Record<string, string[]> {
     if (!kind || typeof node.id !== 'string') continue
     try {
       const { id: _id, type: _type, name: _name, next: _next, ...settings } = node
-      ports[node.id] = kind.terminates ? [] : kind.ports(settings)
+      // The text being typed, not a loaded node: its settings are typed here, as the loader would.
+      ports[node.id] = kind.terminates ? [] : kind.ports(kind.parseSettings(settings))
     } catch {
       ports[node.id] = []
     }
