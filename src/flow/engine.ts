@@ -168,7 +168,7 @@ async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<R
           input: facts.input,
           runId,
           durationMs,
-          steps: walk.steps,
+          steps: parked?.park.frames.length ? stepsWhileWaiting(walk, parked) : walk.steps,
           secrets: storedSecrets(project, run),
           traceBytes: project.settings.limits.traceBytes,
           storedInputBytes: project.settings.limits.storedInputBytes,
@@ -188,6 +188,24 @@ async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<R
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
   const answer = ending as Extract<Ending, { kind: 'response' }>
   return { kind: 'response', runId, status: answer.status, body: answer.body, headers: answer.headers, record, ...trace }
+}
+
+/**
+ * The steps a run parked inside a called flow shows while it waits (run page, approval page): its
+ * own, then its call node in progress with the called flows' steps so far nested under it. Only the
+ * `waiting` record has that step; the resumed run records the call when it finishes.
+ */
+function stepsWhileWaiting(walk: Walk, parked: Extract<Ending, { kind: 'parked' }>): TraceStep[] {
+  const { frames } = parked.park
+  const inProgress = (flow: Flow | undefined, nodeId: string, index: number): TraceStep => {
+    const node = flow?.nodesById.get(nodeId)
+    const frame = frames[index]!
+    const called = flows.get(frame.flow)
+    const steps = index + 1 < frames.length ? [...(frame.steps ?? []), inProgress(called, frame.nodeId, index + 1)] : (frame.steps ?? [])
+    return { nodeId, type: node?.type ?? 'call', name: node?.name ?? nodeId, port: null, durationMs: 0, output: null, calls: [{ flow: frame.flow, steps }] }
+  }
+  const flows = walk.project.flows
+  return [...(walk.steps ?? []), inProgress(walk.flow, parked.node.id, 0)]
 }
 
 /** Commits the parked run: its state, and its `waiting` record (SPEC §22, park.ts). */

@@ -78,9 +78,11 @@ afterAll(async () => {
   await cleanupTempDirs()
 })
 
-async function start(slug: string, body: unknown): Promise<RunOutcome> {
+async function start(slug: string, body: unknown): Promise<Exclude<RunOutcome, { kind: 'invalid' }>> {
   const parking = await openParking(store.waits, 'text')
-  return runFlow({ project, flow: project.flows.get(slug)!, store, trigger: 'http', method: 'POST', input: { body }, parking })
+  const outcome = await runFlow({ project, flow: project.flows.get(slug)!, store, trigger: 'http', method: 'POST', input: { body }, parking })
+  if (outcome.kind === 'invalid') throw new Error(outcome.errors.join('; '))
+  return outcome
 }
 
 /** Delivers a callback to the run's current wait and claims it, as the resume route and wait runner do. */
@@ -117,6 +119,14 @@ describe('a wait inside a called flow', () => {
     const outcome = await start('outer', { k: 'x' })
     expect(outcome).toMatchObject({ kind: 'response', status: 202, body: { status: 'waiting' } })
     const runId = outcome.runId
+    // While it waits, the run's record shows its call in progress with the called flows' steps under it.
+    const waiting = await store.history.getRun('text', runId)
+    expect(waiting).toMatchObject({ status: 'waiting' })
+    const pending = waiting!.trace!.steps.at(-1)!
+    expect(pending).toMatchObject({ nodeId: 'call', type: 'call', port: null })
+    expect(stepIds(pending.calls![0]!.steps)).toEqual(['start', 'before', 'call'])
+    expect(stepIds(pending.calls![0]!.steps[2]!.calls![0]!.steps)).toEqual(['start'])
+    expect(JSON.stringify(waiting!.trace)).not.toContain(SECRET)
 
     const first = await deliverAndClaim(runId, 'one')
     const state = JSON.parse(first.state) as ParkedState
