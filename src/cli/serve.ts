@@ -71,10 +71,6 @@ interface Io {
 async function serve(dirs: string[], options: ServeOptions, stopRequested: Promise<void>, { out, err, env, cwd }: Io): Promise<void> {
   const { startRuntime } = await import('../serve/runtime.js')
   const runtime = await startRuntime(dirs, { env, log: err, watch: options.watch !== false })
-  // bin/flowctl.js kept V8's young generation at its first size while the projects loaded (a load's
-  // survivors made V8 double it up to 2 x 16 MB, for good). Under requests V8 grows it as it would
-  // by default again (2 is V8's default factor), so per-request GC is what it was.
-  process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=2')
   const { workspace } = runtime
 
   const shutdown = new AbortController()
@@ -108,6 +104,9 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
       throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
     }
     const { listenApp } = await import('../serve/listen.js')
+    // Last thing before listening: what start-up left behind goes back to the system.
+    const { compactHeap } = await import('../serve/compact-heap.js')
+    compactHeap()
     // Behind a proxy every socket is the proxy's: no cap per address there.
     server = await listenApp(app, {
       host,
@@ -121,6 +120,11 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     throw listenError(error, host, port)
   }
   const baseUrl = server.url
+  // bin/flowctl.js kept V8's young generation at its first size while the projects loaded and the
+  // app was built (a load's survivors made V8 double it up to 2 x 16 MB, for good). Under requests
+  // V8 grows it as it would by default again (2 is V8's default factor), so per-request GC is what
+  // it was.
+  process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=2')
   // Resume URLs (SPEC §22) made in this process point here unless FLOWCTL_PUBLIC_URL says otherwise.
   const { setServingOrigin } = await import('../flow/park.js')
   setServingOrigin(baseUrl)

@@ -14,7 +14,7 @@ export function checkCallbackWaits(results: FlowFileResult[]): CallProblem[] {
   const callers = new Map<string, string[]>()
   for (const [slug, flow] of flows) {
     for (const node of flow.nodes) {
-      const target = getNodeKind(node.type)?.calledFlow?.(node.settings)
+      const target = getNodeKind(node.type)?.calledFlow?.(node.parsed)
       if (typeof target === 'string') callers.set(target, [...(callers.get(target) ?? []), slug])
     }
   }
@@ -56,7 +56,7 @@ function checkEachWaits(flows: Map<string, Flow>, results: FlowFileResult[]): Ca
     seen.add(slug)
     for (const node of flow.nodes) {
       if (node.type === 'wait' && node.settings.until === 'callback') return `node "${node.id}" of flow "${slug}"`
-      const target = getNodeKind(node.type)?.calledFlow?.(node.settings)
+      const target = getNodeKind(node.type)?.calledFlow?.(node.parsed)
       const found = typeof target === 'string' ? waitOf(target, seen) : null
       if (found) return found
     }

@@ -12,6 +12,7 @@ import type { Store } from '../model/store.js'
 import { dueMinutesBetween, floorToMinute } from '../language/cron.js'
 import { DueIndex } from './due-index.js'
 import { checkAlert, checkDigest, deliverOutbox, type NotifyOptions } from './notify.js'
+import { compareText } from '../internal/compare.js'
 
 export interface TickSummary {
   ok: boolean
@@ -312,10 +313,6 @@ async function recordSkipped(target: TickTarget, flow: Flow, scheduledFor: strin
     project.settings.limits.historyRuns,
   )
   return id
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
 }
 
 async function notifyProject(options: NotifyOptions, counts: Counts, log: (line: string) => void): Promise<void> {
