@@ -32,7 +32,7 @@ import { runResponse } from './answer.js'
 import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
 import type { ValidatedInput } from './inputs.js'
 import type { WaitKind, WakePort } from '../model/waits.js'
-import { hasCallbackWait, ParkRun, parkedStateText, resumeUrlOf, type ParkedState, type RunParking } from './park.js'
+import { ParkRun, parkedStateText, reachesCallbackWait, resumeUrlOf, type ParkedFrame, type ParkedState, type RunParking } from './park.js'
 
 // Run ids are made in store/ids.ts (CSPRNG, SPEC §19); callers of the engine keep importing them here.
 export { newRunId }
@@ -88,7 +88,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
       })
     : null
   const parking = options.parking ?? null
-  if (parking && hasCallbackWait(flow)) run.resumeUrl = resumeUrlOf(parking, project.settings.projectId, runId, 1)
+  if (parking && reachesCallbackWait(flow, project.flows)) run.resumeUrl = resumeUrlOf(parking, project.settings.projectId, runId, 1)
   const walk = newWalk({
     flow,
     project,
@@ -169,7 +169,7 @@ async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<R
           input: facts.input,
           runId,
           durationMs,
-          steps: walk.steps,
+          steps: parked?.park.frames.length ? stepsWhileWaiting(walk, parked) : walk.steps,
           secrets: storedSecrets(project, run),
           traceBytes: project.settings.limits.traceBytes,
           storedInputBytes: project.settings.limits.storedInputBytes,
@@ -196,6 +196,24 @@ function outcomeOf(ending: Exclude<Ending, { kind: 'parked' }>, record: RunRecor
   return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
 }
 
+/**
+ * The steps a run parked inside a called flow shows while it waits (run page, approval page): its
+ * own, then its call node in progress with the called flows' steps so far nested under it. Only the
+ * `waiting` record has that step; the resumed run records the call when it finishes.
+ */
+function stepsWhileWaiting(walk: Walk, parked: Extract<Ending, { kind: 'parked' }>): TraceStep[] {
+  const { frames } = parked.park
+  const inProgress = (flow: Flow | undefined, nodeId: string, index: number): TraceStep => {
+    const node = flow?.nodesById.get(nodeId)
+    const frame = frames[index]!
+    const called = flows.get(frame.flow)
+    const steps = index + 1 < frames.length ? [...(frame.steps ?? []), inProgress(called, frame.nodeId, index + 1)] : (frame.steps ?? [])
+    return { nodeId, type: node?.type ?? 'call', name: node?.name ?? nodeId, port: null, durationMs: 0, output: null, calls: [{ flow: frame.flow, steps }] }
+  }
+  const flows = walk.project.flows
+  return [...(walk.steps ?? []), inProgress(walk.flow, parked.node.id, 0)]
+}
+
 /** Commits the parked run: its state, and its `waiting` record (SPEC §22, park.ts). */
 async function parkWalk(
   walk: Walk,
@@ -215,6 +233,7 @@ async function parkWalk(
     v: 1,
     flow: walk.flow.slug,
     nodeId: parked.node.id,
+    ...(parked.park.frames.length > 0 ? { frames: parked.park.frames } : {}),
     kind: parked.park.kind,
     dueAt: parked.park.dueAt,
     parkedAt: new Date().toISOString(),
@@ -278,7 +297,7 @@ export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
   const began = performance.now()
   const run: NodeContext['run'] = { id: state.run.id, startedAt: state.run.startedAt, trigger: state.run.trigger, scheduledFor: state.run.scheduledFor }
   const flow = project.flows.get(state.flow ?? '') ?? null
-  const wait = flow?.nodesById.get(state.nodeId) ?? null
+  const at = flow?.nodesById.get(state.nodeId) ?? null
   const facts: RunFacts = {
     store,
     options: { trigger: state.run.trigger, method: state.run.method, recordRun: options.recordRun },
@@ -306,26 +325,42 @@ export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
     parking,
     seq: state.seq,
   })
-  if (flow && hasCallbackWait(flow)) run.resumeUrl = resumeUrlOf(parking, project.settings.projectId, run.id, state.seq + 1)
+  if (flow && reachesCallbackWait(flow, project.flows)) run.resumeUrl = resumeUrlOf(parking, project.settings.projectId, run.id, state.seq + 1)
   Object.assign(walk.scope, state.scope)
   walk.ports.push(...state.ports)
-  if (!flow || !wait) {
+  const frames = state.frames ?? []
+  let gone = !flow
+    ? `flow "${state.flow}" is no longer in the project`
+    : !at
+      ? `the ${frames.length > 0 ? 'call' : 'wait'} node "${state.nodeId}" is no longer in flow "${flow.slug}"`
+      : null
+  if (!gone && at && frames.length > 0 && at.type !== 'call') gone = `node "${at.id}" of flow "${state.flow}" is no longer a call node`
+  if (gone || !at) {
     walk.stopper.dispose()
-    const error = !flow ? `flow "${state.flow}" is no longer in the project` : `the wait node "${state.nodeId}" is no longer in flow "${flow.slug}"`
-    return settleRun(walk, { kind: 'failed', nodeId: null, error }, facts)
+    return settleRun(walk, { kind: 'failed', nodeId: null, error: gone ?? '' }, facts)
   }
-  walk.current = wait
-  walk.stepBegan = performance.now()
-  walk.scope[wait.refName] = options.output
-  if (options.port !== 'out') walk.ports.push({ nodeId: wait.id, port: options.port })
-  if (walk.steps) walk.steps.push({ nodeId: wait.id, type: wait.type, name: wait.name, port: options.port, durationMs: 0, output: options.output })
-  const nextId = wait.next[options.port]
-  const next = nextId === undefined ? undefined : flow.nodesById.get(nextId)
+  // The wait is in a called flow: the call node runs again, and its callFlow goes on with the frames.
+  if (frames.length > 0) {
+    walk.resume = { callNodeId: at.id, frames, port: options.port, output: options.output }
+    return settleRun(walk, await walkRun(walk, () => at), facts)
+  }
+  const next = wakeAt(walk, at, options.port, options.output)
   if (!next) {
     walk.stopper.dispose()
     return settleRun(walk, { kind: 'response', status: 204, body: undefined, headers: {} }, facts)
   }
   return settleRun(walk, await walkRun(walk, () => next), facts)
+}
+
+/** The wait a run parked at takes its output and port (its step is recorded); returns the node after it, if any. */
+function wakeAt(walk: Walk, wait: FlowNode, port: WakePort, output: unknown): FlowNode | undefined {
+  walk.current = wait
+  walk.stepBegan = performance.now()
+  walk.scope[wait.refName] = output
+  if (port !== 'out' && walk.depth === 0) walk.ports.push({ nodeId: wait.id, port })
+  if (walk.steps) walk.steps.push({ nodeId: wait.id, type: wait.type, name: wait.name, port, durationMs: 0, output })
+  const nextId = wait.next[port]
+  return nextId === undefined ? undefined : walk.flow.nodesById.get(nextId)
 }
 
 /** One run (or sub-flow run) in progress. `current` is the node that fails when anything throws. */
@@ -361,6 +396,17 @@ interface Walk {
   parking: RunParking | null
   /** How many times the run has parked so far. */
   seq: number
+  /** A resumed run whose wait is in a called flow: the frames still to enter, taken by the next callFlow. */
+  resume: ResumeFrames | null
+}
+
+/** What a resumed walk hands the flow its call node calls: the called flows' frames (outermost first) and the wake. */
+interface ResumeFrames {
+  /** The caller's call node that enters them (its first attempt after the resume). */
+  callNodeId: string
+  frames: ParkedFrame[]
+  port: WakePort
+  output: unknown
 }
 
 type WalkStart = Pick<
@@ -397,6 +443,7 @@ function newWalk(start: WalkStart): Walk {
     span: start.span,
     parking: start.parking,
     seq: start.seq,
+    resume: null,
   }
 }
 
@@ -454,7 +501,7 @@ class StepContext implements NodeContext {
   }
 
   get canPark(): boolean {
-    return this.walk.parking !== null && this.walk.depth === 0
+    return this.walk.parking !== null
   }
 
   park(kind: WaitKind, dueAt: number): never {
@@ -462,8 +509,7 @@ class StepContext implements NodeContext {
       throw new Error(
         'a callback wait parks the run, which only a run whose caller has its answer already can do (respond: async, a schedule, or a resumed run)',
       )
-    // Parking saves one walk; a called flow's walk sits inside its caller's node (SPEC §22 allows it; not built yet).
-    if (this.walk.depth > 0) throw new Error('a wait inside a called flow cannot park the run yet: put the wait in the flow the run started in')
+    // In a called flow, each callSubFlow on the way out adds its walk's frame to the park.
     throw new ParkRun(kind, dueAt)
   }
 
@@ -473,20 +519,38 @@ class StepContext implements NodeContext {
       slot = { flow: slug, steps: [] }
       ;(this.calls ??= []).push(slot)
     }
-    return callSubFlow(this.walk, slug, body, slot, this.span)
+    // Only a `call` node's flow may park: an `each` runs several flows at once (a load error forbids
+    // callback waits there; long sleeps in them wait inline).
+    const parks = this.node.type === 'call'
+    return callSubFlow(this.walk, slug, body, slot, this.span, parks)
   }
 }
 
-/** Runs another flow of the project inside this run: same run id, stopper and documents; its own scope. */
-async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { steps: TraceStep[] } | null, span: TraceSpan | null): Promise<SubFlowResult> {
+/**
+ * Runs another flow of the project inside this run: same run id, stopper and documents; its own
+ * scope. A `call`'s flow may park the run (SPEC §22): its walk's frame joins the park on the way out,
+ * and a resumed caller's next callFlow goes on from that frame instead of the called flow's Start.
+ */
+async function callSubFlow(
+  parent: Walk,
+  slug: string,
+  body: unknown,
+  slot: { steps: TraceStep[] } | null,
+  span: TraceSpan | null,
+  parks: boolean,
+): Promise<SubFlowResult> {
   const flow = parent.project.flows.get(slug)
   if (!flow?.start) throw new Error(`there is no flow "${slug}" with a start node to call`)
   if (parent.depth + 1 > MAX_CALL_DEPTH) throw new Error(`flow calls nest more than ${MAX_CALL_DEPTH} deep`)
   // Between the items of an each: give the event loop its turn, and start nothing once stopped.
   const turn = checkpoint(parent)
   if (turn) await turn
-  const checked = validateInputs(flow, { body })
-  if (!checked.ok) {
+  const resumed = parks && parent.resume?.callNodeId === parent.current?.id ? parent.resume : null
+  parent.resume = null
+  if (resumed && resumed.frames[0]!.flow !== slug)
+    throw new Error(`the call node now calls flow "${slug}", not flow "${resumed.frames[0]!.flow}" that the run waited in`)
+  const checked = resumed ? null : validateInputs(flow, { body })
+  if (checked && !checked.ok) {
     const error = capReason(`the input for flow "${slug}" is not valid: ${capErrorList(checked.errors).join('; ')}`)
     return { failed: error, status: 400, body: { error } }
   }
@@ -495,7 +559,7 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     project: parent.project,
     documents: parent.documents,
     run: parent.run,
-    inputs: checked.values,
+    inputs: checked?.ok ? checked.values : {},
     stopper: subFlowStopper(parent.stopper),
     steps: slot ? slot.steps : null,
     depth: parent.depth + 1,
@@ -503,15 +567,20 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     sleep: parent.sleep,
     budget: parent.budget,
     span,
-    parking: null,
+    parking: parks ? parent.parking : null,
     seq: 0,
   })
   let ending: Ending
   try {
-    ending = await walkFlow(walk, flow.start.node)
+    const first = resumed ? resumeFrame(walk, resumed) : flow.start.node
+    ending = first ? await walkFlow(walk, first) : { kind: 'response', status: 204, body: undefined, headers: {} }
   } catch (error) {
     // The run's own timeout or shutdown stops the caller too.
     if (error instanceof RunStopped) throw error
+    if (error instanceof ParkRun) {
+      error.frames.unshift(frameOf(walk))
+      throw error
+    }
     ending = failure(walk, error)
     // A spent run budget fails the caller with the same plain reason (its trace keeps the failing step).
     if (error instanceof RunBudgetSpent) throw error
@@ -520,9 +589,32 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     const error = capReason(`flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`)
     return { failed: error, status: 500, body: { error } }
   }
-  // Sub-flows never park (their walk has no parking), so their ending is an answer.
-  if (ending.kind === 'parked') throw new Error('a called flow cannot park the run')
+  // A park leaves walkFlow as a thrown ParkRun, so the ending here is an answer.
+  if (ending.kind === 'parked') throw new Error('a called flow ended parked')
   return { failed: null, status: ending.status, body: ending.body === undefined ? null : ending.body }
+}
+
+/** A called flow's walk as a parked run stores it: stopped at `current` (its call node, or the wait). */
+function frameOf(walk: Walk): ParkedFrame {
+  const scope: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(walk.scope)) if (name !== 'run') scope[name] = value
+  return { flow: walk.flow.slug, nodeId: walk.current?.id ?? '', scope, steps: walk.steps ? [...walk.steps] : null }
+}
+
+/**
+ * Puts a resumed called flow's frame back in its walk (outputs, steps so far) and returns where it
+ * goes on: its call node, which goes on with the frames within; or, at the last frame, after its wait.
+ */
+function resumeFrame(walk: Walk, resumed: ResumeFrames): FlowNode | undefined {
+  const [frame, ...within] = resumed.frames
+  Object.assign(walk.scope, frame!.scope)
+  if (walk.steps && frame!.steps) walk.steps.push(...frame!.steps)
+  const at = walk.flow.nodesById.get(frame!.nodeId)
+  if (!at) throw new Error(`node "${frame!.nodeId}" is no longer in flow "${walk.flow.slug}"`)
+  if (within.length === 0) return wakeAt(walk, at, resumed.port, resumed.output)
+  if (at.type !== 'call') throw new Error(`node "${at.id}" of flow "${walk.flow.slug}" is no longer a call node`)
+  walk.resume = { ...resumed, callNodeId: at.id, frames: within }
+  return at
 }
 
 /** A sub-flow shares its run's deadline; its own races must not replace the caller's. */
@@ -592,6 +684,8 @@ async function walkFlow(walk: Walk, first: FlowNode): Promise<Ending> {
     const kind = getNodeKind(node.type)
     if (!kind) throw new Error(`unknown node type "${node.type}"`)
     const result = await runNode(walk, node, kind)
+    // A resumed call node took its frames (or failed before its call): later nodes start their flows afresh.
+    walk.resume = null
 
     if (result.response) return { kind: 'response', ...result.response }
     const port = result.port ?? 'out'

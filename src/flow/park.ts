@@ -24,18 +24,37 @@ export class ParkRun extends Error {
     readonly kind: WaitKind,
     /** Epoch ms: the callback's timeout, or the sleep's end. */
     readonly dueAt: number,
+    /** The called flows' walks it stopped in, outermost first (each called flow adds its own on the way out). */
+    readonly frames: ParkedFrame[] = [],
   ) {
     super(kind === 'callback' ? 'the run waits for a callback' : 'the run sleeps')
   }
 }
 
+/**
+ * A called flow's walk, stopped in its `call` node (or, for the innermost, at its wait). The stored
+ * state's top level is the run's own flow; its `frames` are the flows it called, outermost first.
+ */
+export interface ParkedFrame {
+  /** The called flow's slug. */
+  flow: string
+  /** The node its walk stopped at: a `call` node, or (the last frame) the wait. */
+  nodeId: string
+  /** Its node outputs by reference name. */
+  scope: Record<string, unknown>
+  /** Its steps so far (the calling step's sub-flow trace), or null when the run keeps none. */
+  steps: TraceStep[] | null
+}
+
 /** Everything a parked run needs to go on, as stored (JSON, secrets masked). */
 export interface ParkedState {
   v: 1
-  /** The flow's slug. */
+  /** The run's flow's slug. */
   flow: string
-  /** The wait node the run stopped at. */
+  /** The node the run stopped at: the wait, or (with frames) the `call` node whose flow waits. */
   nodeId: string
+  /** The called flows the wait is in, outermost first; absent or empty: the wait is in the run's flow (states stored before frames). */
+  frames?: ParkedFrame[]
   kind: WaitKind
   dueAt: number
   /** ISO time the run parked (a sleep's `waitedMs` counts from it). */
@@ -72,7 +91,7 @@ export function resumeUrlOf(parking: RunParking, projectId: string, runId: strin
 
 const callbackFlows = new WeakMap<Flow, boolean>()
 
-/** Whether a node of the flow waits for a callback (its nodes then see `run.resumeUrl`). */
+/** Whether a node of the flow itself waits for a callback. */
 export function hasCallbackWait(flow: Flow): boolean {
   let found = callbackFlows.get(flow)
   if (found === undefined) {
@@ -80,6 +99,37 @@ export function hasCallbackWait(flow: Flow): boolean {
     callbackFlows.set(flow, found)
   }
   return found
+}
+
+/** Whether a run of the flow may reach a callback wait, in it or in a flow it calls (its nodes then see `run.resumeUrl`). */
+export function reachesCallbackWait(flow: Flow, flows: ReadonlyMap<string, Flow>): boolean {
+  return reaches(flow, flows, reachCallback, hasCallbackWait)
+}
+
+/** Flows by slug and whether they reach a kind of wait, per loaded project (a reload makes a new map). */
+type Reach = WeakMap<ReadonlyMap<string, Flow>, Map<string, boolean>>
+const reachCallback: Reach = new WeakMap()
+const reachWait: Reach = new WeakMap()
+
+/** Whether `own` holds for the flow or for a flow its `call` nodes reach (only `call` parks inside; see engine.ts). */
+function reaches(flow: Flow, flows: ReadonlyMap<string, Flow>, cache: Reach, own: (flow: Flow) => boolean): boolean {
+  let known = cache.get(flows)
+  if (!known) cache.set(flows, (known = new Map()))
+  const visit = (current: Flow, seen: Set<Flow>): boolean => {
+    const cached = known.get(current.slug)
+    if (cached !== undefined) return cached
+    if (seen.has(current)) return false
+    seen.add(current)
+    const found =
+      own(current) ||
+      current.nodes.some((node) => {
+        const called = node.type === 'call' && typeof node.settings.flow === 'string' ? flows.get(node.settings.flow) : undefined
+        return called !== undefined && visit(called, seen)
+      })
+    known.set(current.slug, found)
+    return found
+  }
+  return visit(flow, new Set())
 }
 
 export function isCallbackWait(node: FlowNode): boolean {
@@ -94,6 +144,12 @@ export function parkedStateText(state: ParkedState, secrets: Secrets): string {
     steps: state.steps ? (maskValue(state.steps, secrets) as TraceStep[]) : null,
     input: state.input ? (maskValue(state.input, secrets) as ValidatedInput) : null,
   }
+  if (state.frames?.length)
+    masked.frames = state.frames.map((frame) => ({
+      ...frame,
+      scope: maskValue(frame.scope, secrets) as Record<string, unknown>,
+      steps: frame.steps ? (maskValue(frame.steps, secrets) as TraceStep[]) : null,
+    }))
   return JSON.stringify(masked)
 }
 
@@ -119,14 +175,22 @@ export function publicOrigin(env: NodeJS.ProcessEnv = process.env): string {
 
 const waitFlows = new WeakMap<Flow, boolean>()
 
-/** Whether a run of the flow may reach a wait that parks (any wait node: a long ms is known only at run time). */
-export function mayPark(flow: Flow): boolean {
+/** Whether a node of the flow itself is a wait. */
+function hasWait(flow: Flow): boolean {
   let found = waitFlows.get(flow)
   if (found === undefined) {
     found = flow.nodes.some((node) => node.type === 'wait')
     waitFlows.set(flow, found)
   }
   return found
+}
+
+/**
+ * Whether a run of the flow may reach a wait that parks (any wait node: a long ms is known only at
+ * run time), in it or in a flow it calls.
+ */
+export function mayPark(flow: Flow, flows: ReadonlyMap<string, Flow>): boolean {
+  return reaches(flow, flows, reachWait, hasWait)
 }
 
 /** The parking of a run that may park (its store's resume key read once per project and store). */

@@ -206,7 +206,7 @@ export class AsyncRunner {
       : null
     if (limit && !slot) throw new RunReleased()
     // A flow with a wait may park (SPEC §22): its queue row then waits with it, under this claim.
-    const parking = mayPark(flow) ? await openParking(store.waits, claimed.projectId, { asyncClaimToken: token }) : undefined
+    const parking = mayPark(flow, project.flows) ? await openParking(store.waits, claimed.projectId, { asyncClaimToken: token }) : undefined
     let outcome
     try {
       outcome = await runFlow({

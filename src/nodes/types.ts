@@ -24,7 +24,7 @@ export interface NodeContext {
   /** How the run waits (`wait` nodes): real timers, or instant under `flowctl test`. */
   sleep: RunSleep
   run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null; resumeUrl?: string | null }
-  /** Whether this run may park (SPEC §22): its caller has its answer already, and this is not a called flow. */
+  /** Whether this run may park (SPEC §22): its caller has its answer already, and this is not a flow run by `each`. */
   canPark: boolean
   /** Parks the run at this node: throws the signal the engine commits the run on, or the reason this run cannot park. */
   park(kind: WaitKind, dueAt: number): never

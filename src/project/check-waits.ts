@@ -1,7 +1,8 @@
 // Where a callback wait may be (SPEC §22): only in a flow that answers before it waits — a
 // `respond: async` Start, a scheduled flow, or a flow without a route of its own (`http: false`)
 // that only such flows call. A synchronous HTTP flow holds its caller until its End, so a wait of
-// hours there is a load error, not a request left hanging.
+// hours there is a load error, not a request left hanging. A flow run by `each` (one per item, several
+// at once) cannot park the run, so a callback wait it reaches is a load error at the `each`.
 import { getNodeKind } from '../nodes/registry.js'
 import type { Flow } from '../model/project.js'
 import type { FlowFileResult } from './flow-file.js'
@@ -41,6 +42,37 @@ export function checkCallbackWaits(results: FlowFileResult[]): CallProblem[] {
         message:
           `node "${node.id}": a callback wait parks the run, so its flow must answer its caller first: ` +
           'set respond: async on the start node, give the flow a schedule, or make it a flow with http: false that only such flows call',
+      })
+    })
+  }
+  return [...problems, ...checkEachWaits(flows, results)]
+}
+
+/** `each` nodes whose flow reaches a callback wait (in it or through its calls): named with the wait. */
+function checkEachWaits(flows: Map<string, Flow>, results: FlowFileResult[]): CallProblem[] {
+  const waitOf = (slug: string, seen: Set<string>): string | null => {
+    const flow = flows.get(slug)
+    if (!flow || seen.has(slug)) return null
+    seen.add(slug)
+    for (const node of flow.nodes) {
+      if (node.type === 'wait' && node.settings.until === 'callback') return `node "${node.id}" of flow "${slug}"`
+      const target = getNodeKind(node.type)?.calledFlow?.(node.parsed)
+      const found = typeof target === 'string' ? waitOf(target, seen) : null
+      if (found) return found
+    }
+    return null
+  }
+  const problems: CallProblem[] = []
+  for (const result of results) {
+    result.flow?.nodes.forEach((node, index) => {
+      const wait = node.type === 'each' && typeof node.settings.flow === 'string' ? waitOf(node.settings.flow, new Set()) : null
+      if (!wait) return
+      problems.push({
+        result,
+        at: ['nodes', index, 'flow'],
+        message:
+          `node "${node.id}": each runs flow "${String(node.settings.flow)}" once per item, and the callback wait ${wait} ` +
+          'cannot park the run from inside each: call the flow with a call node per item, or move the wait out of the flow each runs',
       })
     })
   }

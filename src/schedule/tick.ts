@@ -255,7 +255,7 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
   counts.ran += 1
   try {
     // Nobody waits for a scheduled run's answer, so it may park at a long wait (SPEC §22).
-    const parking = mayPark(flow) ? await openParking(store.waits, projectId) : undefined
+    const parking = mayPark(flow, project.flows) ? await openParking(store.waits, projectId) : undefined
     const outcome = await runFlow({
       ...(parking ? { parking } : {}),
       project,

@@ -67,6 +67,22 @@ describe('callback waits at load', () => {
     expect(problems.map((problem) => problem.file).sort()).toEqual(['flows/helper.yaml', 'flows/routed.yaml'])
   })
 
+  it("are a load error in a flow each runs (directly or through its calls), at the each's flow, naming the wait", async () => {
+    const problems = await validate({
+      'fanout.yaml': flow('Fanout', '    method: post\n    respond: async\n', '  - { id: call, type: each, name: Each, items: [1, 2], flow: middle }\n'),
+      'middle.yaml': flow('Middle', '    http: false\n', CALL('helper')),
+      'helper.yaml': flow('Helper', '    http: false\n', WAIT),
+    })
+    expect(problems).toEqual([
+      expect.objectContaining({
+        file: 'flows/fanout.yaml',
+        line: 9,
+        column: 62,
+        message: expect.stringMatching(/node "call": each runs flow "middle" once per item, and the callback wait node "wait" of flow "helper" cannot park/),
+      }),
+    ])
+  })
+
   it('take no ms, and a timeout of at most 30 days', async () => {
     const problems = await validate({
       'async.yaml': flow('Async', '    method: post\n    respond: async\n', `${WAIT}    ms: 10\n`),
