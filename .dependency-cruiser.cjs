@@ -1,6 +1,7 @@
 // The layers of src/, lowest first. A module may import its own layer and the layers below it, never
 // one above (type-only imports included). `npm test` runs this through `npm run depcheck`.
 const LAYERS = [
+  'internal',  // small helpers defined once (isRecord, compareText, canonical JSON, ids, YAML positions): imports nothing of src
   'model',     // shapes every layer shares: the loaded project, the store interface, run types, filters
   'errors',    // the one error catalog (src/errors.ts)
   'language',  // templates, {{= }} expressions, conditions, URL templates, cron: pure functions

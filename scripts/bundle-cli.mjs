@@ -14,7 +14,26 @@ import { build } from 'rolldown'
 
 // ajv and ajv-formats: what `flowctl test` and `run` validate inputs with (the engine's chunk only; the
 // loader compiles with ajv from node_modules, rarely); ~90 CommonJS files cost ~10 ms more to load.
-const INLINED = new Set(['commander', 'chalk', 'yaml', 'ora', 'ajv', 'ajv-formats'])
+const INLINED = new Set(['commander', 'chalk', 'yaml', 'ora', 'ajv', 'ajv-formats', 'listhen'])
+// listhen imports node-forge (~1.7 MB of heap once evaluated) for https certificates, which serve
+// never asks for: inlined, its import becomes a proxy that requires node-forge on first use. Its
+// optional imports (tunnels, websockets, clipboard, its own CLI's) stay imports serve never makes.
+const LAZY_FORGE = '\0flowctl-lazy-node-forge'
+const LISTHEN_OPTIONAL = new Set(['crossws', 'untun', 'tinyclip', 'jiti', '@parcel/watcher', '@parcel/watcher-wasm'])
+const lazyForge = {
+  name: 'lazy-node-forge',
+  resolveId: (id) => (id === 'node-forge' ? LAZY_FORGE : null),
+  load: (id) =>
+    id === LAZY_FORGE
+      ? [
+          'import { createRequire } from "node:module";',
+          'let forge;',
+          // Resolved from listhen's own folder, where its dependency is whatever the package manager did.
+          'const load = () => (forge ??= createRequire(createRequire(import.meta.url).resolve("listhen"))("node-forge"));',
+          'export default new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => key in load() });',
+        ].join('\n')
+      : null,
+}
 const outDir = fileURLToPath(new URL('../dist/bin/', import.meta.url))
 
 /** `yaml/dist/x` → `yaml`, `@scope/name/x` → `@scope/name`; null for relative and absolute ids. */
@@ -59,11 +78,12 @@ const { output } = await build({
     if (isBuiltin(id)) return true
     const name = packageName(id)
     if (name === null) return false
+    if (LISTHEN_OPTIONAL.has(name)) return true
     // A dependency of an inlined package (ora → cli-cursor…) is inlined with it.
     if (INLINED.has(name) || (importer && importer.includes('/node_modules/'))) return false
     return true
   },
-  plugins: [{ name: 'builtins-without-esm-facades', renderChunk: (code) => ({ code: withoutBuiltinFacades(code) }) }],
+  plugins: [lazyForge, { name: 'builtins-without-esm-facades', renderChunk: (code) => ({ code: withoutBuiltinFacades(code) }) }],
   output: { dir: outDir, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
 })
 
@@ -75,7 +95,8 @@ const chunkFiles = new Set(output.map((chunk) => chunk.fileName))
 for (const chunk of output) {
   for (const id of chunk.type === 'chunk' ? [...chunk.imports, ...chunk.dynamicImports] : []) {
     const name = packageName(id)
-    if (name !== null && !chunkFiles.has(id) && !isBuiltin(id) && !(name in dependencies)) missing.add(`${name} (from ${chunk.fileName})`)
+    if (name !== null && !chunkFiles.has(id) && !isBuiltin(id) && !(name in dependencies) && !LISTHEN_OPTIONAL.has(name))
+      missing.add(`${name} (from ${chunk.fileName})`)
   }
 }
 if (missing.size) {

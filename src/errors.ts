@@ -33,6 +33,8 @@ export const ERROR_CATALOG = {
   METHOD_NOT_ALLOWED: { httpStatus: 405, exitCode: 2, message: 'method not allowed' },
   /** A run that kept no input (history.keep) cannot be replayed. */
   REPLAY_UNAVAILABLE: { httpStatus: 409, exitCode: 1, message: 'replay unavailable' },
+  /** A resume URL posted to again: the run was resumed already, or does not wait for a callback now (SPEC §22). */
+  RUN_NOT_WAITING: { httpStatus: 409, exitCode: 1, message: 'the run was already resumed' },
   /** An idempotency key whose first request is still running; carries `Retry-After`. */
   IDEMPOTENCY_IN_PROGRESS: { httpStatus: 409, exitCode: 1, message: 'a request with this key is still running' },
   /**
@@ -42,6 +44,8 @@ export const ERROR_CATALOG = {
   CONFLICT: { httpStatus: 409, exitCode: 2, message: 'conflict' },
   /** A flows API write whose `baseVersion` is not the file's version on disk (the answer carries both). */
   FLOW_CHANGED: { httpStatus: 409, exitCode: 1, message: 'the file changed on disk' },
+  /** A resume URL posted to after its wait's timeout (the run went on at port `timeout`). */
+  RESUME_EXPIRED: { httpStatus: 410, exitCode: 1, message: 'the wait is past its timeout' },
   /** The body is larger than `limits.bodyLimitBytes`. */
   BODY_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body too large' },
   /** A Content-Type the Start's `accept` does not list. */

@@ -12,6 +12,7 @@ export type * from './model/project.js'
 export { runFlow } from './flow/engine.js'
 export type { NodeFetch, RunInput, RunOptions, RunOutcome, Trace, TraceStep } from './model/run.js'
 export { registerNodeKind } from './nodes/registry.js'
+export { defineNodeKind, type NodeKindDefinition } from './nodes/define.js'
 export type { NodeContext, NodeKind, NodeRequestDoc, NodeResponseDoc, NodeResult, SettingsCheckContext, SettingsProblem } from './nodes/types.js'
 
 export { openProjectStore, type OpenProjectStoreOptions } from './serve/project-store.js'

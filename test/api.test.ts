@@ -16,6 +16,7 @@ describe('public API', () => {
         'ERROR_CATALOG',
         'FlowctlError',
         'createApp',
+        'defineNodeKind',
         'formatProblem',
         'generateOpenApi',
         'isFlowctlError',

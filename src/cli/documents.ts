@@ -4,6 +4,7 @@ import { bindFilter, FilterValueError, parseFilter, parseSort, type FilterProble
 import { openProject, projectDir, type CommandContext } from './context.js'
 import type { Output } from './output.js'
 import { jsonFlag, projectFlag } from './flags.js'
+import { isRecord } from '../internal/is-record.js'
 
 interface DocumentsFlags {
   project?: string
@@ -107,10 +108,7 @@ function printDocuments(
     return
   }
   for (const document of result.documents) {
-    const { _id, ...rest } =
-      document !== null && typeof document === 'object' && !Array.isArray(document)
-        ? (document as Record<string, unknown>)
-        : { _id: undefined, value: document }
+    const { _id, ...rest } = isRecord(document) ? document : { _id: undefined, value: document }
     output.line(`${output.color.dim(String(_id ?? '-'))}  ${JSON.stringify(rest)}`)
   }
   output.line(

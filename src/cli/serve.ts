@@ -71,15 +71,13 @@ interface Io {
 async function serve(dirs: string[], options: ServeOptions, stopRequested: Promise<void>, { out, err, env, cwd }: Io): Promise<void> {
   const { startRuntime } = await import('../serve/runtime.js')
   const runtime = await startRuntime(dirs, { env, log: err, watch: options.watch !== false })
-  // bin/flowctl.js kept V8's young generation at its first size while the projects loaded (a load's
-  // survivors made V8 double it up to 2 x 16 MB, for good). Under requests V8 grows it as it would
-  // by default again (2 is V8's default factor), so per-request GC is what it was.
-  process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=2')
   const { workspace } = runtime
 
   const shutdown = new AbortController()
   const { AsyncRunner } = await import('../http/async-runner.js')
   const asyncRunner = new AsyncRunner(workspace, { log: err })
+  const { WaitRunner } = await import('../http/wait-runner.js')
+  const waitRunner = new WaitRunner(workspace, { log: err })
   const { createApp } = await import('../http/app.js')
   const { defaultUsersFile } = await import('../users/users-file.js')
   // --users names the one file; otherwise the current folder's and each served project's own count.
@@ -95,6 +93,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     signal: shutdown.signal,
     log: out,
     asyncQueued: (projectId) => asyncRunner.wake(projectId),
+    runResumed: (projectId) => waitRunner.wake(projectId),
   })
 
   const host = options.host ?? '127.0.0.1'
@@ -105,6 +104,9 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
       throw new FlowctlError('USAGE', `the port must be a number from 0 to 65535, got "${String(options.port ?? env.PORT)}"`)
     }
     const { listenApp } = await import('../serve/listen.js')
+    // Last thing before listening: what start-up left behind goes back to the system.
+    const { compactHeap } = await import('../serve/compact-heap.js')
+    compactHeap()
     // Behind a proxy every socket is the proxy's: no cap per address there.
     server = await listenApp(app, {
       host,
@@ -118,10 +120,20 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
     throw listenError(error, host, port)
   }
   const baseUrl = server.url
+  // bin/flowctl.js kept V8's young generation at its first size while the projects loaded and the
+  // app was built (a load's survivors made V8 double it up to 2 x 16 MB, for good). Under requests
+  // V8 grows it as it would by default again (2 is V8's default factor), so per-request GC is what
+  // it was.
+  process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=2')
+  // Resume URLs (SPEC §22) made in this process point here unless FLOWCTL_PUBLIC_URL says otherwise.
+  const { setServingOrigin } = await import('../flow/park.js')
+  setServingOrigin(baseUrl)
 
   if (options.cron) runtime.startCron()
   // Async runs queued before this start (a restart after a crash) are taken up at once.
   asyncRunner.start()
+  // Parked runs due while no instance ran (a restart) resume at once.
+  waitRunner.start()
   const served = workspace.list().map((entry) => entry.project)
   const { describeStore } = await import('./store-label.js')
   printUrls(served, baseUrl, Boolean(options.json), out, (project) => describeStore(project, env))
@@ -138,7 +150,7 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   // Open /api/events streams never finish by themselves: end them, so only runs are waited for.
   workspace.events.endStreams()
   // Async runs still going after the grace period go back to the queue for the next instance.
-  await Promise.all([server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort()), asyncRunner.stop(SHUTDOWN_GRACE_MS)])
+  await Promise.all([server.shutdown(SHUTDOWN_GRACE_MS, () => shutdown.abort()), asyncRunner.stop(SHUTDOWN_GRACE_MS), waitRunner.stop(SHUTDOWN_GRACE_MS)])
   await runtime.close()
 }
 

@@ -4,8 +4,8 @@ import { FlowctlError } from '../errors.js'
 import { MAX_CALL_DEPTH } from '../nodes/call.js'
 import { getNodeKind } from '../nodes/registry.js'
 import { FinalFailure, RunBudgetSpent, StepFailure, type NodeContext, type NodeKind, type NodeResult, type SubFlowResult } from '../nodes/types.js'
-import type { Flow, FlowNode, Project } from '../model/project.js'
-import type { DocumentsPort, RunRecord } from '../model/store.js'
+import type { Flow, FlowNode, Project, Secrets } from '../model/project.js'
+import type { DocumentsPort, RunDetailsText, RunDocument, RunRecord, Store } from '../model/store.js'
 import { validateInputs } from './inputs.js'
 import { keepsDetails, runDetailsText } from './run-details.js'
 import { setTimeout as sleepFor } from 'node:timers/promises'
@@ -23,12 +23,16 @@ import {
 } from '../language/resolve.js'
 import { capErrorList, capReason, maskedReason } from './reason.js'
 import { RunDocuments } from './run-documents.js'
-import { newRunId } from '../store/ids.js'
+import { newRunId } from '../internal/ids.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'
-import type { NodeFetch, ResumePoint, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
+import type { NodeFetch, ResumePoint, RunOptions, RunOutcome, RunSleep, Trace, TraceStep } from '../model/run.js'
+import { runResponse } from './answer.js'
 import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
+import type { ValidatedInput } from './inputs.js'
+import type { WaitKind, WakePort } from '../model/waits.js'
+import { hasCallbackWait, ParkRun, parkedStateText, resumeUrlOf, type ParkedState, type RunParking } from './park.js'
 
 // Run ids are made in store/ids.ts (CSPRNG, SPEC §19); callers of the engine keep importing them here.
 export { newRunId }
@@ -36,7 +40,26 @@ export { newRunId }
 /** A guard against flows whose ports form a loop that never waits (the timeout could never fire). */
 const MAX_STEPS = 10_000
 
-type Ending = { kind: 'response'; status: number; body: unknown; headers: Record<string, string> } | { kind: 'failed'; nodeId: string | null; error: string }
+type Ending =
+  | { kind: 'response'; status: number; body: unknown; headers: Record<string, string> }
+  | { kind: 'failed'; nodeId: string | null; error: string }
+  /** Stopped at a wait that parks the run (SPEC §22): committed, to be resumed later. */
+  | { kind: 'parked'; park: ParkRun; node: FlowNode }
+
+/** What a run's record and stored details are made of, besides its walk and ending. */
+interface RunFacts {
+  store: Store
+  options: Pick<RunOptions, 'trace' | 'recordRun' | 'method' | 'trigger'>
+  run: NodeContext['run']
+  replayOf: string | null
+  /** A retry from the failed step: the node it executed from (SPEC §22). */
+  resumedFrom: string | null
+  input: ValidatedInput | null
+  /** Active milliseconds of earlier stretches (a resumed run); performance.now() when this one began. */
+  priorMs: number
+  began: number
+  span: TraceSpan | null
+}
 
 export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const { project, flow, store } = options
@@ -51,7 +74,7 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   const startedAt = options.now ? options.now().toISOString() : isoTime(nowMs)
   const began = performance.now()
   const scheduledFor = options.scheduledFor ?? null
-  const run = { id: runId, startedAt, trigger: options.trigger, scheduledFor }
+  const run: NodeContext['run'] = { id: runId, startedAt, trigger: options.trigger, scheduledFor }
   // SPEC §23: null unless this project's spans are exported (then the SDK is loaded already).
   const tracer = tracerFor(project)
   const span = tracer
@@ -64,6 +87,8 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
         traceparent: options.traceparent,
       })
     : null
+  const parking = options.parking ?? null
+  if (parking && hasCallbackWait(flow)) run.resumeUrl = resumeUrlOf(parking, project.settings.projectId, runId, 1)
   const walk = newWalk({
     flow,
     project,
@@ -78,45 +103,74 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     sleep: options.sleep ?? timerSleep,
     budget: new RunBudget(project.settings.limits.httpCallsPerRun),
     span,
+    parking,
+    seq: 0,
   })
+  const start = flow.start.node
+  // A retry from the failed step (replay.ts) walks from that node, with the earlier outputs in scope.
+  const ending = await walkRun(walk, () => (options.resume ? resumeWalk(walk, options.resume) : start))
+  const facts = {
+    store,
+    options,
+    run,
+    replayOf: options.replayOf ?? null,
+    resumedFrom: options.resume?.nodeId ?? null,
+    input: checked.input,
+    priorMs: 0,
+    began,
+    span,
+  }
+  return settleRun(walk, ending, facts)
+}
 
-  let ending: Ending
+/** Walks from `first` to the run's ending; a failure or a park is an ending too. */
+async function walkRun(walk: Walk, first: () => FlowNode | Promise<FlowNode>): Promise<Ending> {
   try {
-    ending = await walkFlow(walk, options.resume ? await resumeWalk(walk, options.resume) : flow.start.node)
+    return await walkFlow(walk, await first())
   } catch (error) {
-    ending = failure(walk, error)
+    if (error instanceof ParkRun && walk.current) return { kind: 'parked', park: error, node: walk.current }
+    return failure(walk, error)
   } finally {
     walk.stopper.dispose()
   }
+}
 
-  const durationMs = roundMs(performance.now() - began)
+/** Records the run (or parks it) and makes its outcome. */
+async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<RunOutcome> {
+  const { project, flow } = walk
+  const { options, run, store } = facts
+  const runId = run.id
+  const keep = project.settings.history.keep
+  const durationMs = roundMs(facts.priorMs + performance.now() - facts.began)
   const failed = ending.kind === 'failed' ? ending : null
+  const parked = ending.kind === 'parked' ? ending : null
   const record: RunRecord = {
     id: runId,
     projectId: project.settings.projectId,
     flow: flow.slug,
     trigger: options.trigger,
     method: options.method,
-    startedAt,
+    startedAt: run.startedAt,
     durationMs: Math.round(durationMs),
-    status: failed ? 'error' : 'success',
-    httpStatus: ending.kind === 'response' ? ending.status : 500,
+    status: failed ? 'error' : parked ? 'waiting' : 'success',
+    httpStatus: ending.kind === 'response' ? ending.status : parked ? null : 500,
     ports: walk.ports,
     failedNodeId: failed ? failed.nodeId : null,
     error: failed ? failed.error : null,
-    scheduledFor,
-    replayOf: options.replayOf ?? null,
-    resumedFrom: options.resume?.nodeId ?? null,
+    scheduledFor: run.scheduledFor,
+    replayOf: facts.replayOf,
+    resumedFrom: facts.resumedFrom,
   }
-  span?.end({ error: record.error, httpStatus: record.httpStatus ?? undefined })
+  if (!parked) facts.span?.end({ error: record.error, httpStatus: record.httpStatus ?? undefined })
+  else facts.span?.end({ error: null })
   const details =
     walk.steps && keepsDetails(keep, failed !== null)
       ? runDetailsText({
-          input: checked.input,
+          input: facts.input,
           runId,
           durationMs,
           steps: walk.steps,
-          secrets: project.secrets,
+          secrets: storedSecrets(project, run),
           traceBytes: project.settings.limits.traceBytes,
           storedInputBytes: project.settings.limits.storedInputBytes,
         })
@@ -124,19 +178,154 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
   // Committed before the caller answers: a run whose response was sent is in history. The run's
   // inserts commit in the same transaction (one commit per run; run-documents.ts).
   const documents = await walk.documents.take()
-  if (options.recordRun) await options.recordRun(record, details, responseOf(ending, runId, flow.slug), documents)
-  else await store.history.recordRun(record, project.settings.limits.historyRuns, details, documents)
-
+  if (parked) {
+    await parkWalk(walk, parked, facts, record, details, documents, durationMs)
+    return { kind: 'response', runId, status: 202, body: { ok: true, runId, status: 'waiting' }, headers: {}, record }
+  }
   const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: maskSteps(walk.steps, project) } } : {}
+  const outcome = outcomeOf(ending as Exclude<Ending, { kind: 'parked' }>, record, trace)
+  // `runResponse`: the answer a caller gets (answer.ts), kept with an async run's result.
+  if (options.recordRun) await options.recordRun(record, details, runResponse(outcome), documents)
+  else await store.history.recordRun(record, project.settings.limits.historyRuns, details, documents)
+  return outcome
+}
+
+function outcomeOf(ending: Exclude<Ending, { kind: 'parked' }>, record: RunRecord, trace: { trace?: Trace }): RunOutcome {
+  const runId = record.id
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
   return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
 }
 
-/** The answer a caller gets for this ending (the Run API's 500 body for a failure; SPEC §5.1). */
-function responseOf(ending: Ending, runId: string, slug: string): RunResponse {
-  if (ending.kind === 'response') return { status: ending.status, body: ending.body ?? null }
-  const errors = [ending.nodeId ? `node ${ending.nodeId} failed` : `flow ${slug} failed`]
-  return { status: 500, body: { ok: false, errors, nodeId: ending.nodeId, runId } }
+/** Commits the parked run: its state, and its `waiting` record (SPEC §22, park.ts). */
+async function parkWalk(
+  walk: Walk,
+  parked: Extract<Ending, { kind: 'parked' }>,
+  facts: RunFacts,
+  record: RunRecord,
+  details: RunDetailsText | undefined,
+  documents: readonly RunDocument[],
+  activeMs: number,
+): Promise<void> {
+  const parking = walk.parking!
+  const { run } = facts
+  const scope: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(walk.scope)) if (name !== 'run') scope[name] = value
+  const seq = walk.seq + 1
+  const state: ParkedState = {
+    v: 1,
+    flow: walk.flow.slug,
+    nodeId: parked.node.id,
+    kind: parked.park.kind,
+    dueAt: parked.park.dueAt,
+    parkedAt: new Date().toISOString(),
+    run: {
+      id: run.id,
+      startedAt: run.startedAt,
+      trigger: record.trigger,
+      method: record.method,
+      scheduledFor: run.scheduledFor,
+      replayOf: facts.replayOf,
+      resumedFrom: facts.resumedFrom,
+    },
+    scope,
+    ports: walk.ports,
+    steps: walk.steps,
+    input: facts.input,
+    activeMs,
+    seq,
+  }
+  const write = {
+    id: run.id,
+    projectId: record.projectId,
+    flow: record.flow,
+    kind: parked.park.kind,
+    dueAt: parked.park.dueAt,
+    state: parkedStateText(state, storedSecrets(walk.project, run)),
+    seq,
+    ...(parking.claimToken ? { claimToken: parking.claimToken } : {}),
+    ...(parking.asyncClaimToken ? { asyncClaimToken: parking.asyncClaimToken } : {}),
+  }
+  await parking.store.park(write, record, details, documents)
+}
+
+/** The secrets masked in what a run stores: the project's, and the token of its resume URL (a credential too). */
+function storedSecrets(project: Project, run: NodeContext['run']): Secrets {
+  const token = run.resumeUrl ? new URL(run.resumeUrl, 'http://flowctl.invalid').searchParams.get('token') : null
+  return token ? new Map([...project.secrets, ['run.resumeUrl token', token]]) : project.secrets
+}
+
+/** How a resumed run goes on: its stored state, the wait's port and output, and how it may park again. */
+export interface ResumeOptions {
+  project: Project
+  store: Store
+  state: ParkedState
+  port: WakePort
+  /** The wait's output: a callback's `{ body, receivedAt }`, a sleep's `{ waitedMs }`, a timeout's `{ timedOutAt }`. */
+  output: unknown
+  parking: RunParking
+  signal?: AbortSignal
+  insertIds?: RunOptions['insertIds']
+  recordRun: NonNullable<RunOptions['recordRun']>
+}
+
+/**
+ * Goes on with a parked run at its wait (SPEC §22): the wait's step and port, then the walk as
+ * usual, with the run's timeout counting this stretch only. The flow's current version runs; a
+ * flow or wait node that is gone fails the run with the reason.
+ */
+export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
+  const { project, store, state, parking } = options
+  const began = performance.now()
+  const run: NodeContext['run'] = { id: state.run.id, startedAt: state.run.startedAt, trigger: state.run.trigger, scheduledFor: state.run.scheduledFor }
+  const flow = project.flows.get(state.flow ?? '') ?? null
+  const wait = flow?.nodesById.get(state.nodeId) ?? null
+  const facts: RunFacts = {
+    store,
+    options: { trigger: state.run.trigger, method: state.run.method, recordRun: options.recordRun },
+    run,
+    replayOf: state.run.replayOf,
+    resumedFrom: state.run.resumedFrom ?? null,
+    input: state.input,
+    priorMs: state.activeMs,
+    began,
+    span: null,
+  }
+  const walk = newWalk({
+    flow: flow ?? ({ slug: state.flow, nodes: [], nodesById: new Map() } as unknown as Flow),
+    project,
+    run,
+    inputs: {},
+    documents: new RunDocuments(store.documents, project.settings.projectId, options.insertIds),
+    stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
+    steps: state.steps,
+    depth: 0,
+    fetch: globalFetch,
+    sleep: timerSleep,
+    budget: new RunBudget(project.settings.limits.httpCallsPerRun),
+    span: null,
+    parking,
+    seq: state.seq,
+  })
+  if (flow && hasCallbackWait(flow)) run.resumeUrl = resumeUrlOf(parking, project.settings.projectId, run.id, state.seq + 1)
+  Object.assign(walk.scope, state.scope)
+  walk.ports.push(...state.ports)
+  if (!flow || !wait) {
+    walk.stopper.dispose()
+    const error = !flow ? `flow "${state.flow}" is no longer in the project` : `the wait node "${state.nodeId}" is no longer in flow "${flow.slug}"`
+    return settleRun(walk, { kind: 'failed', nodeId: null, error }, facts)
+  }
+  walk.current = wait
+  walk.stepBegan = performance.now()
+  walk.scope[wait.refName] = options.output
+  if (options.port !== 'out') walk.ports.push({ nodeId: wait.id, port: options.port })
+  if (walk.steps) walk.steps.push({ nodeId: wait.id, type: wait.type, name: wait.name, port: options.port, durationMs: 0, output: options.output })
+  const nextId = wait.next[options.port]
+  const next = nextId === undefined ? undefined : flow.nodesById.get(nextId)
+  if (!next) {
+    walk.stopper.dispose()
+    return settleRun(walk, { kind: 'response', status: 204, body: undefined, headers: {} }, facts)
+  }
+  return settleRun(walk, await walkRun(walk, () => next), facts)
 }
 
 /** One run (or sub-flow run) in progress. `current` is the node that fails when anything throws. */
@@ -168,9 +357,16 @@ interface Walk {
   failedStep: { attempt: number | undefined; calls: StepContext['calls'] } | null
   /** The parent of this walk's step spans: the run's span, or a sub-flow's calling step's (null: not exported). */
   span: TraceSpan | null
+  /** How the run may park (SPEC §22); null when its caller waits for its answer. Sub-flows never park. */
+  parking: RunParking | null
+  /** How many times the run has parked so far. */
+  seq: number
 }
 
-type WalkStart = Pick<Walk, 'flow' | 'project' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span'>
+type WalkStart = Pick<
+  Walk,
+  'flow' | 'project' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span' | 'parking' | 'seq'
+>
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
 const timerSleep: RunSleep = (ms, signal) => sleepFor(ms, undefined, { signal })
@@ -199,6 +395,8 @@ function newWalk(start: WalkStart): Walk {
     budget: start.budget,
     failedStep: null,
     span: start.span,
+    parking: start.parking,
+    seq: start.seq,
   }
 }
 
@@ -255,6 +453,20 @@ class StepContext implements NodeContext {
     return this.walk.sleep
   }
 
+  get canPark(): boolean {
+    return this.walk.parking !== null && this.walk.depth === 0
+  }
+
+  park(kind: WaitKind, dueAt: number): never {
+    if (this.walk.parking === null)
+      throw new Error(
+        'a callback wait parks the run, which only a run whose caller has its answer already can do (respond: async, a schedule, or a resumed run)',
+      )
+    // Parking saves one walk; a called flow's walk sits inside its caller's node (SPEC §22 allows it; not built yet).
+    if (this.walk.depth > 0) throw new Error('a wait inside a called flow cannot park the run yet: put the wait in the flow the run started in')
+    throw new ParkRun(kind, dueAt)
+  }
+
   callFlow(slug: string, body: unknown): Promise<SubFlowResult> {
     let slot: { flow: string; steps: TraceStep[] } | null = null
     if (this.walk.steps) {
@@ -291,6 +503,8 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     sleep: parent.sleep,
     budget: parent.budget,
     span,
+    parking: null,
+    seq: 0,
   })
   let ending: Ending
   try {
@@ -306,6 +520,8 @@ async function callSubFlow(parent: Walk, slug: string, body: unknown, slot: { st
     const error = capReason(`flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`)
     return { failed: error, status: 500, body: { error } }
   }
+  // Sub-flows never park (their walk has no parking), so their ending is an answer.
+  if (ending.kind === 'parked') throw new Error('a called flow cannot park the run')
   return { failed: null, status: ending.status, body: ending.body === undefined ? null : ending.body }
 }
 
@@ -411,6 +627,11 @@ async function runNode(walk: Walk, node: FlowNode, kind: NodeKind): Promise<Node
     } catch (error) {
       if (error instanceof RunStopped) {
         span?.end({ error: error.message })
+        throw error
+      }
+      // A park is not a failure: no retry, no error branch (the run goes on when it is resumed).
+      if (error instanceof ParkRun) {
+        span?.end({ port: null, error: null })
         throw error
       }
       const reason = maskedReason(messageOf(error), project.secrets)

@@ -2,6 +2,7 @@
 // page, `flowctl history show` and alerts. The http node puts them beside the reason in its failed
 // step's output (`{ error, http: { method, url, status, body } }`); secrets are already `***` there.
 import type { StoredTrace, StoredTraceStep } from '../model/store.js'
+import { isRecord } from '../internal/is-record.js'
 
 export interface HttpFailure {
   method: string
@@ -57,8 +58,4 @@ function failedHttpIn(step: StoredTraceStep, flow: string | null): FailedHttpSte
 /** One line for people: `POST https://api.example.com/orders answered 503` (or `got no answer`). */
 export function describeHttpFailure(http: HttpFailure): string {
   return `${http.method} ${http.url} ${http.status === null ? 'got no answer' : `answered ${http.status}`}`
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -5,12 +5,12 @@
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { BodyType, Flow, JsonSchema, StartInputs } from '../model/project.js'
-import { inputSchemaProblem } from '../project/ajv.js'
-import { patternEngine } from '../project/safe-pattern.js'
+import { compileUserSchema, createUserSchemaAjv } from '../project/ajv.js'
 import type { RunInput } from '../model/run.js'
 import { bodyErrors, type BodyCheck, formatErrors, type InputLocation, isViewSafe } from './input-errors.js'
 import { MORE_ERRORS, POSSIBLY_MORE_ERRORS } from './reason.js'
 import { unstorableTextErrors } from './unstorable-text.js'
+import { isRecord } from '../internal/is-record.js'
 
 export type { InputLocation } from './input-errors.js'
 
@@ -51,31 +51,15 @@ interface CompiledInputs {
   bodySchema: JsonSchema | undefined
 }
 
-// `strict: false`: a user's unknown keyword (x-…) is ignored, never fatal. Parameters arrive as text,
-// so they are coerced ('array' also wraps a single value for an array-typed property); the body is not.
-// `pattern`s run on RE2 (linear time), so no input can make validation backtrack for seconds.
-// A body is checked first by a validator that stops at its first error, and only an invalid one
-// again with every error (input-errors.ts: a huge invalid body must stay cheap to reject).
-const parameterAjv = createAjv(true, true)
-const formFirstAjv = createAjv(true, false)
-const bodyAjv = createAjv(false, true)
-const bodyFirstAjv = createAjv(false, false)
-
-// `validateSchema: false`: compileSchema checks each schema with the loader's precompiled meta-schema
-// check instead; ajv's own check compiled the draft-07 meta-schema once per instance, which was half of
-// the compile time of a project's input schemas (~35 ms of `flowctl test` on the example).
-function createAjv(coerce: boolean, allErrors: boolean): Ajv {
-  const ajv = new Ajv({
-    coerceTypes: coerce ? 'array' : false,
-    useDefaults: true,
-    allErrors,
-    strict: false,
-    validateSchema: false,
-    code: { regExp: patternEngine },
-  })
-  addFormats.default(ajv)
-  return ajv
-}
+// One factory (project/ajv.ts) for every ajv that compiles a user's schema. Parameters arrive as
+// text, so they are coerced; the body is not. A body is checked first by a validator that stops at
+// its first error, and only an invalid one again with every error (input-errors.ts: a huge invalid
+// body must stay cheap to reject).
+const AJV_LIBRARY = { Ajv, addFormats: addFormats.default }
+const parameterAjv = createUserSchemaAjv(AJV_LIBRARY, { coerce: true, allErrors: true })
+const formFirstAjv = createUserSchemaAjv(AJV_LIBRARY, { coerce: true, allErrors: false })
+const bodyAjv = createUserSchemaAjv(AJV_LIBRARY, { coerce: false, allErrors: true })
+const bodyFirstAjv = createUserSchemaAjv(AJV_LIBRARY, { coerce: false, allErrors: false })
 
 const compiledByFlow = new WeakMap<Flow, CompiledInputs>()
 
@@ -130,7 +114,7 @@ export function validateInputs(flow: Flow, input: RunInput): InputsResult {
     if (found.length) addBodyErrors(found)
     else {
       validated.body = body
-      if (isPlainObject(body)) Object.assign(values, body)
+      if (isRecord(body)) Object.assign(values, body)
     }
   }
 
@@ -178,12 +162,12 @@ function compileInputs(inputs: StartInputs, flowAccept: readonly BodyType[]): Co
     const effective = location === 'path' ? { ...schema, required: Object.keys(properties) } : schema
     parameters.push({
       location,
-      validate: compileSchema(parameterAjv, effective),
+      validate: compileUserSchema(parameterAjv, effective),
       properties: Object.entries(properties).map(([name, property]) => ({
         name,
         lookup: location === 'headers' ? name.toLowerCase() : name,
         isArray: isArraySchema(property),
-        isBoolean: isPlainObject(property) && property.type === 'boolean',
+        isBoolean: isRecord(property) && property.type === 'boolean',
       })),
     })
   }
@@ -204,19 +188,7 @@ function formValidatorOf(compiled: CompiledInputs): BodyValidator | null {
 /** The two validators of a body schema: the first-error one now, the every-error one when first needed. */
 function bodyCheck(firstAjv: Ajv, allAjv: Ajv, schema: JsonSchema): BodyCheck {
   let all: ValidateFunction | undefined
-  return { first: compileSchema(firstAjv, schema), all: () => (all ??= compileSchema(allAjv, schema)), viewSafe: isViewSafe(schema) }
-}
-
-/** Compiles without keeping the schema in ajv's cache, so reloaded flows do not accumulate there.
- *  An invalid schema throws, as ajv's compile does (the loader reports it on the Start node first). */
-function compileSchema(ajv: Ajv, schema: JsonSchema): ValidateFunction {
-  const problem = inputSchemaProblem(schema)
-  if (problem) throw new Error(`schema is invalid: ${problem.message}`)
-  try {
-    return ajv.compile(schema)
-  } finally {
-    ajv.removeSchema(schema)
-  }
+  return { first: compileUserSchema(firstAjv, schema), all: () => (all ??= compileUserSchema(allAjv, schema)), viewSafe: isViewSafe(schema) }
 }
 
 /** The declared parameters present in the input: arrays only for array-typed properties. */
@@ -239,21 +211,17 @@ const BOOLEAN_TEXT: Record<string, string> = { '1': 'true', '0': 'false' }
 
 function propertiesOf(schema: JsonSchema): Record<string, unknown> {
   const properties = schema.properties
-  return isPlainObject(properties) ? properties : {}
+  return isRecord(properties) ? properties : {}
 }
 
 function isArraySchema(schema: unknown): boolean {
-  if (!isPlainObject(schema)) return false
+  if (!isRecord(schema)) return false
   const type = schema.type
   return type === 'array' || (Array.isArray(type) && type.includes('array'))
 }
 
 function hasDefaultKeyword(schema: unknown): boolean {
   if (Array.isArray(schema)) return schema.some(hasDefaultKeyword)
-  if (!isPlainObject(schema)) return false
+  if (!isRecord(schema)) return false
   return Object.hasOwn(schema, 'default') || Object.values(schema).some(hasDefaultKeyword)
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

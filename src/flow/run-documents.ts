@@ -7,7 +7,7 @@
 import type { FilterNode } from '../model/document-filter.js'
 import type { InsertIds } from '../model/run.js'
 import type { DocumentChange, DocumentIndexes, DocumentQuery, DocumentsPort, RunDocument } from '../model/store.js'
-import { newDocumentId } from '../store/ids.js'
+import { newDocumentId } from '../internal/ids.js'
 
 /** The run's view of the documents port: inserts are buffered; reads and changes commit them first. */
 export class RunDocuments implements DocumentsPort {

@@ -19,6 +19,7 @@ import { flowCheckHandler, flowCreateHandler, flowDeleteHandler, flowReadHandler
 import { dashboardHandler, flowFormHandler, flowPageHandler, replayFormHandler, runPageHandler } from './routes/pages.js'
 import { replayHandler } from './routes/replay.js'
 import { resultHandler } from './routes/result.js'
+import { resumeHandler, withPageAnswers } from './routes/resume.js'
 import { signInHandler, signInPageHandler, signOutHandler } from './routes/sign-in.js'
 import { logRunEvents } from './run-log.js'
 import { statusJsonHandler, statusPageHandler } from './routes/status.js'
@@ -78,6 +79,8 @@ export function createApp(workspace: Workspace, options: AppOptions): H3 {
   routes.add('GET', '/api/runs/:projectId/:runId', runHandlerById(context))
   routes.add('POST', '/api/replay/:projectId/:runId', replayHandler(context))
   routes.add('GET', '/api/events', eventsHandler(context))
+  routes.add('GET', '/api/resume/:projectId/:runId', withPageAnswers(resumeHandler(context)))
+  routes.add('POST', '/api/resume/:projectId/:runId', withPageAnswers(resumeHandler(context)))
   routes.add('GET', '/api/flows/:projectId/:slug', flowReadHandler(context))
   routes.add('PUT', '/api/flows/:projectId/:slug', flowWriteHandler(context))
   routes.add('DELETE', '/api/flows/:projectId/:slug', flowDeleteHandler(context))

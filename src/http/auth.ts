@@ -8,6 +8,7 @@ import type { AuthSettings, HmacAuth, Secrets } from '../model/project.js'
 import { resolveSecretText, secretNamesIn } from '../language/secrets.js'
 import { authorizationCredentials, CHALLENGES } from './authorization.js'
 import { timestampedSignature, type SignatureUse } from './signed-webhooks.js'
+import { DEFAULT_TOLERANCE_SECONDS } from '../nodes/start/settings.js'
 
 export type { SignatureUse } from './signed-webhooks.js'
 
@@ -18,7 +19,6 @@ export type AuthDecision = { ok: true; once?: SignatureUse } | { ok: false; chal
 export type AuthRefusal = 'missing credential' | 'invalid token' | 'invalid signature'
 
 const ALLOWED: AuthDecision = Object.freeze({ ok: true })
-const DEFAULT_TOLERANCE_SECONDS = 300
 
 /**
  * One-shot SHA-256 (no Hash object per call). The binary (latin1) round trip is byte-exact and, on Node 20,
@@ -74,7 +74,7 @@ export function challengeFor(auth: AuthSettings): string {
   if (auth.type === 'bearer') return CHALLENGES.bearer
   if (auth.type === 'basic') return CHALLENGES.basic
   if (auth.type === 'hmac') return `Signature header="${auth.header}"`
-  return `ApiKey header="${auth.header || 'X-API-Key'}"`
+  return `ApiKey header="${auth.header}"`
 }
 
 /**
@@ -113,7 +113,7 @@ export function checkRunAuth(auth: AuthSettings | null, headers: Headers, secret
     }
     return hmacMatches(auth, headers, secrets, body) ? ALLOWED : refused('invalid signature')
   }
-  const given = headers.get(auth.header || 'X-API-Key')
+  const given = headers.get(auth.header)
   if (given === null) return refused('missing credential')
   return matchesExpected(given, auth.key, secrets) ? ALLOWED : refused('invalid token')
 }

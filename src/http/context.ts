@@ -20,6 +20,8 @@ export interface AppOptions extends ClientOptions {
   signal?: AbortSignal
   /** Told when an async run was queued (the serve process's AsyncRunner looks for work at once). */
   asyncQueued?: (projectId: string) => void
+  /** Told when a parked run got its callback (the serve process's WaitRunner resumes it at once). */
+  runResumed?: (projectId: string) => void
 }
 
 export interface AppContext {

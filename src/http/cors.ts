@@ -5,8 +5,8 @@
 // SPEC §20: a preflight allows the Start's idempotency header and declared header inputs, and every
 // allowed answer lists in Access-Control-Expose-Headers what a page may want to read (X-Run-Id, the
 // async Location, Idempotent-Replayed, Retry-After, and every header an End of the flow sets).
-import { corsFor, type Flow, type Project, type StartInfo } from '../model/project.js'
-import { idempotencyOf } from '../project/guard-settings.js'
+import { startCors, type Flow, type Project, type StartInfo } from '../model/project.js'
+import { getNodeKind } from '../nodes/registry.js'
 import type { HeaderPairs } from './respond.js'
 
 export interface FlowCors {
@@ -31,7 +31,7 @@ const NOT_EXPOSED = new Set(['content-type', 'content-length', 'cache-control', 
  * apply. With its flow, the headers its Ends set are exposed too.
  */
 export function flowCors(project: Project, start: StartInfo, flow?: Flow): FlowCors | null {
-  const settings = corsFor(project.settings.cors, start.cors)
+  const settings = startCors(project, start)
   if (!settings) return null
   const origins = new Set(settings.origins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()))
   return {
@@ -44,13 +44,13 @@ export function flowCors(project: Project, start: StartInfo, flow?: Flow): FlowC
   }
 }
 
-/** The Run API's readable headers and every header an End of the flow writes (a static name). */
+/** The Run API's readable headers and every header an End (a terminating node) of the flow sets. */
 function exposedHeaders(flow: Flow | undefined): string[] {
   const names = new Map(RUN_API_EXPOSED.map((name) => [name.toLowerCase(), name]))
   for (const node of flow?.nodes ?? []) {
-    const written = node.type === 'end' ? node.settings.headers : undefined
-    if (!written || typeof written !== 'object' || Array.isArray(written)) continue
-    for (const name of Object.keys(written)) {
+    const kind = getNodeKind(node.type)
+    const answer = kind?.terminates ? kind.openapi?.response?.(node.parsed) : undefined
+    for (const name of answer?.headers ?? []) {
       const lower = name.toLowerCase()
       if (!names.has(lower) && !NOT_EXPOSED.has(lower)) names.set(lower, name)
     }
@@ -65,8 +65,7 @@ function allowedRequestHeaders(start: StartInfo, extra: string[]): string[] {
     if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name)
   }
   add('Content-Type')
-  const idempotency = idempotencyOf(start)
-  if (idempotency) add(idempotency.header)
+  if (start.idempotency) add(start.idempotency.header)
   const auth = start.auth
   if (auth?.type === 'bearer' || auth?.type === 'basic') add('Authorization')
   else if (auth?.type === 'apiKey' || auth?.type === 'hmac') add(auth.header)

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { httpError, type FlowctlError } from '../errors.js'
 import type { IdempotencySettings } from '../project/guard-settings.js'
-import { canonicalJson } from '../store/filter-sql.js'
+import { canonicalJson } from '../internal/canonical-json.js'
 import type { StoredResponse } from '../model/guard-types.js'
 import type { Store } from '../model/store.js'
 import type { AuthSettings } from '../model/project.js'
@@ -106,7 +106,7 @@ export function callerOf(auth: AuthSettings | null, headers: Headers, headerInpu
 function presentedCredential(auth: AuthSettings | null, headers: Headers): string | null {
   if (!auth || auth.type === 'hmac') return null
   if (auth.type === 'bearer' || auth.type === 'basic') return authorizationCredentials(headers, auth.type)
-  return headers.get(auth.header || 'X-API-Key')
+  return headers.get(auth.header)
 }
 
 /** What the request asks: the same key with a different fingerprint is a 422. */

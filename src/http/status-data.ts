@@ -7,6 +7,7 @@ import { listSchedules, type ScheduleListing } from '../schedule/due-index.js'
 import type { RunRecord, Store } from '../model/store.js'
 import type { AppContext } from './context.js'
 import { describeStoreError } from '../serve/workspace.js'
+import { compareText } from '../internal/compare.js'
 
 export const HEARTBEAT_STALE_MS = 2 * 60_000
 const RECENT_RUNS = 10
@@ -129,7 +130,7 @@ async function projectStatus(
       http: flow.start?.http === true,
       start: flow.start !== null && flow.start !== undefined,
     }))
-    .sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
+    .sort((a, b) => compareText(a.slug, b.slug))
   const problems = project.problems.map(formatProblem)
   const reasons: string[] = []
   if (error !== null) reasons.push('the store is unreachable')

@@ -1,5 +1,7 @@
 // Conditions of If nodes: plain data (`{ left, op, right }`, `all`, `any`, `not`), never code.
 // Operands are resolved through the caller's `resolve`, so `{{ refs }}` keep their types.
+import { compareText } from '../internal/compare.js'
+import { isRecord } from '../internal/is-record.js'
 
 export type ConditionOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'startsWith' | 'endsWith' | 'in' | 'exists' | 'empty'
 
@@ -79,7 +81,7 @@ function order(left: unknown, right: unknown, test: (difference: number) => bool
     const r = typeof right === 'number' ? right : numberOf(right)
     return l !== null && r !== null && !Number.isNaN(l) && !Number.isNaN(r) && test(l - r)
   }
-  if (typeof left === 'string' && typeof right === 'string') return test(left < right ? -1 : left > right ? 1 : 0)
+  if (typeof left === 'string' && typeof right === 'string') return test(compareText(left, right))
   return false
 }
 
@@ -118,8 +120,4 @@ function isText(value: unknown): value is string | number {
 function listOf(value: unknown, name: string): unknown[] {
   if (!Array.isArray(value)) throw new Error(`"${name}" of a condition must be a list of conditions`)
   return value
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

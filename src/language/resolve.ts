@@ -15,6 +15,8 @@ export interface RunInfo {
   trigger: string
   /** Scheduled runs: the minute they are for (ISO); null otherwise. */
   scheduledFor?: string | null
+  /** Flows with a callback wait, in runs that may park: the URL that resumes the run's next wait (SPEC §22). */
+  resumeUrl?: string | null
 }
 
 /** A fresh scope holding only `run`; prototype-free so `{{ constructor }}` finds nothing. */

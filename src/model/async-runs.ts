@@ -1,3 +1,4 @@
+import { compareText } from '../internal/compare.js'
 // The durable queue of async runs (SPEC §12, `respond: async`): the store part both stores
 // implement (sqlite/queue.ts, postgres/queue.ts) and share one contract suite.
 //
@@ -60,7 +61,7 @@ export function claimedRuns(rows: ClaimedAsyncRow[]): ClaimedAsyncRun[] {
       attempts: row.attempts,
       claimToken: row.claim_token,
     }))
-    .sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : 0))
+    .sort((a, b) => compareText(a.receivedAt, b.receivedAt))
 }
 
 /** A run a claim could take: queued, or running with a lease that ran out. */
@@ -97,10 +98,11 @@ export function pickFairly(candidates: readonly AsyncCandidate[], busy: Readonly
 }
 
 function byAge(a: AsyncCandidate, b: AsyncCandidate): number {
-  return a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+  return compareText(a.receivedAt, b.receivedAt) || compareText(a.id, b.id)
 }
 
-export type AsyncRunStatus = 'queued' | 'running' | 'success' | 'error'
+/** `waiting`: the run parked at a callback wait or a long sleep (SPEC §22). */
+export type AsyncRunStatus = 'queued' | 'running' | 'waiting' | 'success' | 'error'
 
 /** The answer of `GET /api/result/<projectId>/<runId>`, plus the flow (its Start decides the auth). */
 export interface AsyncRunState {

@@ -1,7 +1,6 @@
 // Reading the `cors` fields (flowctl.yaml, or a Start's override) and the one rule they must keep.
 import type { CorsSettings } from './project.js'
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
+import { isRecord } from '../internal/is-record.js'
 
 /** The `cors` fields written (flowctl.yaml or a Start), without defaults; null when not an object. */
 export function readCors(value: unknown): Partial<CorsSettings> | null {

@@ -2,6 +2,7 @@
 // shape when the project loads. Operators only ever come from there: at run time `bindFilter` puts
 // resolved values into the leaves, and a value is data whatever it holds (an object that looks like
 // `{ "$ne": null }` is compared as that object). filter-sql.ts turns a bound filter into SQL.
+import { isRecord } from '../internal/is-record.js'
 
 export type FieldPath = readonly string[]
 export type CompareOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte'
@@ -38,7 +39,6 @@ const SEGMENT = /^[\p{L}\p{N}_-]+$/u
 const ALL_DIGITS = /^[0-9]+$/
 
 type Raw = Record<string, unknown>
-const isPlainObject = (value: unknown): value is Raw => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** The segments of a dotted field path, or a message saying what is wrong with it. */
 export function parseFieldPath(text: string): FieldPath | string {
@@ -58,8 +58,8 @@ const operatorList = (list: readonly string[]) => list.join(' ')
 /** Reads a written filter. Problems are collected, never thrown; the tree is only usable without them. */
 export function parseFilter(written: unknown): { filter: FilterNode; problems: FilterProblem[] } {
   const problems: FilterProblem[] = []
-  const filter = isPlainObject(written) ? readDocument(written, [], problems) : { kind: 'all' as const, items: [] }
-  if (!isPlainObject(written)) problems.push({ path: [], message: 'must be an object like { status: open }' })
+  const filter = isRecord(written) ? readDocument(written, [], problems) : { kind: 'all' as const, items: [] }
+  if (!isRecord(written)) problems.push({ path: [], message: 'must be an object like { status: open }' })
   return { filter, problems }
 }
 
@@ -73,13 +73,13 @@ function readDocument(raw: Raw, at: (string | number)[], problems: FilterProblem
         continue
       }
       const parts = value.map((item, index) => {
-        if (isPlainObject(item)) return readDocument(item, [...here, index], problems)
+        if (isRecord(item)) return readDocument(item, [...here, index], problems)
         problems.push({ path: [...here, index], message: `each item of ${key} must be a filter object` })
         return { kind: 'all' as const, items: [] }
       })
       items.push({ kind: key === '$and' ? 'all' : 'any', items: parts })
     } else if (key === '$not') {
-      if (!isPlainObject(value) || Object.keys(value).length === 0) problems.push({ path: here, message: '$not needs a filter object that is not empty' })
+      if (!isRecord(value) || Object.keys(value).length === 0) problems.push({ path: here, message: '$not needs a filter object that is not empty' })
       else items.push({ kind: 'not', item: readDocument(value, here, problems) })
     } else if (key.startsWith('$')) {
       problems.push({
@@ -98,7 +98,7 @@ function readDocument(raw: Raw, at: (string | number)[], problems: FilterProblem
 
 /** `field: value` (equality) or `field: { $op: value, ... }`. */
 function readField(path: FieldPath, value: unknown, at: (string | number)[], problems: FilterProblem[]): FilterNode {
-  if (!isPlainObject(value)) return { kind: 'compare', path, op: 'eq', value }
+  if (!isRecord(value)) return { kind: 'compare', path, op: 'eq', value }
   const keys = Object.keys(value)
   const operators = keys.filter((k) => k.startsWith('$'))
   if (operators.length === 0) return { kind: 'compare', path, op: 'eq', value } // an object compared whole
@@ -136,7 +136,7 @@ function readField(path: FieldPath, value: unknown, at: (string | number)[], pro
         else items.push({ kind: 'exists', path, value: operand })
         break
       case '$not':
-        if (!isPlainObject(operand) || Object.keys(operand).length === 0 || !Object.keys(operand).every((k) => k.startsWith('$'))) {
+        if (!isRecord(operand) || Object.keys(operand).length === 0 || !Object.keys(operand).every((k) => k.startsWith('$'))) {
           problems.push({ path: here, message: '$not on a field needs operators, like { $not: { $gt: 5 } }' })
         } else {
           items.push({ kind: 'not', item: readField(path, operand, here, problems) })
@@ -157,7 +157,7 @@ function isWholeTemplate(value: unknown): boolean {
 export function parseSort(written: unknown): { sort: SortKey[]; problems: FilterProblem[] } {
   const problems: FilterProblem[] = []
   const sort: SortKey[] = []
-  if (!isPlainObject(written)) return { sort, problems: [{ path: [], message: 'must be an object like { createdAt: -1 }' }] }
+  if (!isRecord(written)) return { sort, problems: [{ path: [], message: 'must be an object like { createdAt: -1 }' }] }
   for (const [key, direction] of Object.entries(written)) {
     const path = parseFieldPath(key)
     if (typeof path === 'string') problems.push({ path: [key], key: true, message: path })
@@ -236,5 +236,5 @@ export function idFilter(id: unknown): FilterNode {
 
 /** True when a written filter holds at least one condition (update/delete refuse to touch everything). */
 export function isEmptyFilter(written: unknown): boolean {
-  return !isPlainObject(written) || Object.keys(written).length === 0
+  return !isRecord(written) || Object.keys(written).length === 0
 }

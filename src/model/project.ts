@@ -71,6 +71,17 @@ export interface StartInputs {
   body?: JsonSchema
 }
 
+declare const PARSED: unique symbol
+
+/**
+ * A node's settings as its kind typed them (opaque outside the kind). The brand keeps the settings
+ * as written (`FlowNode.settings`, a plain object) from being handed to a kind's `ports`, `calledFlow`
+ * or `openapi`: those take this, from `node.parsed` or from `kind.parseSettings(...)`.
+ */
+export interface ParsedSettings {
+  readonly [PARSED]: true
+}
+
 export interface FlowNode {
   id: string
   type: string
@@ -79,6 +90,8 @@ export interface FlowNode {
   refName: string
   /** Every setting of the node except id, type, name and next, as written. */
   settings: Record<string, unknown>
+  /** The same settings typed by the node's kind (its `parseSettings`, with defaults), parsed once at load. */
+  parsed: ParsedSettings
   /** Port name -> target node id. One-port nodes use the port `out`. */
   next: Record<string, string>
   pos: Position
@@ -98,9 +111,24 @@ export interface Schedule {
 
 export type CatchUp = 'none' | 'latest' | 'all'
 
-export interface StartInfo {
-  node: FlowNode
+/** A Start's `idempotency` (SPEC §12): repeated keys answer the stored response. */
+export interface IdempotencySettings {
+  /** The header as written (for messages and the document) and lower-cased (for reading). */
+  header: string
+  headerKey: string
+  ttlSeconds: number
+}
+
+/** A Start's `concurrency` (SPEC §12): at most `limit` runs of the flow at once. */
+export interface ConcurrencySettings {
+  limit: number
+  onLimit: 'reject' | 'queue'
+}
+
+/** A Start's settings, typed and with their defaults (the Start kind's parsed settings). */
+export interface StartSettings {
   method: HttpMethod
+  /** The credential a caller must send, its header defaulted (the Start kind's for an api key); null: none. */
   auth: AuthSettings | null
   inputs: StartInputs
   /** Names of the path parameters, in order: each is one `/{param}` segment after the slug. */
@@ -109,13 +137,22 @@ export interface StartInfo {
   accept: BodyType[]
   /** False: no HTTP route (schedule-only or `flowctl run` only). */
   http: boolean
-  /** `async`: the Run API queues the run and answers 202 (SPEC §12); absent means `sync`. */
-  respond?: 'sync' | 'async'
+  /** `async`: the Run API queues the run and answers 202 (SPEC §12). */
+  respond: 'sync' | 'async'
   /** The Start's own `cors` fields; they override the project's (`corsFor` merges them). */
   cors: Partial<CorsSettings> | null
+  /** Idempotency keys; null when the Start takes none. */
+  idempotency: IdempotencySettings | null
+  /** The flow's concurrency limit; null: no limit. */
+  concurrency: ConcurrencySettings | null
   /** OpenAPI overrides. */
   summary?: string
   operationId?: string
+}
+
+/** The flow's entry: its Start node and that node's typed settings. */
+export interface StartInfo extends StartSettings {
+  node: FlowNode
 }
 
 export interface Flow {
@@ -136,6 +173,8 @@ export interface Flow {
 export interface ProjectLimits {
   runsPerMinutePerIp: number
   runTimeoutMs: number
+  /** A `wait` of more ms than this parks a run that may park instead of holding it (SPEC §22). */
+  inlineWaitMs: number
   bodyLimitBytes: number
   historyRuns: number
   /** How long one `{{= }}` expression may evaluate (SPEC §9). */
@@ -234,6 +273,7 @@ export interface Project {
 export const DEFAULT_LIMITS: ProjectLimits = {
   runsPerMinutePerIp: 60,
   runTimeoutMs: 30_000,
+  inlineWaitMs: 5_000,
   bodyLimitBytes: 1_048_576,
   historyRuns: 10_000,
   expressionMs: 50,
@@ -253,4 +293,9 @@ export const DEFAULT_CORS: CorsSettings = { origins: [], credentials: false, max
 export function corsFor(project: CorsSettings | undefined, start: Partial<CorsSettings> | null): CorsSettings | null {
   if (!project && !start) return null
   return { ...DEFAULT_CORS, ...project, ...start }
+}
+
+/** The CORS settings a flow's Start answers with: its own fields over the project's; null when neither sets any. */
+export function startCors(project: Project, start: StartSettings): CorsSettings | null {
+  return corsFor(project.settings.cors, start.cors)
 }

@@ -1,7 +1,7 @@
 // The contract of `runFlow` (src/flow/engine.ts), the one engine every trigger calls:
 // the Run API, `flowctl run` and the scheduler.
 import type { BodyType, Flow, FlowNode, Project } from './project.js'
-import type { RunDetailsText, RunDocument, RunRecord, RunTrigger, Store, StoredTraceStep } from './store.js'
+import type { RunDetailsText, RunDocument, RunRecord, RunTrigger, Store, StoredTraceStep, WaitStore } from './store.js'
 
 /** Raw inputs as they arrive; the engine validates and coerces them against the Start's schemas. */
 export interface RunInput {
@@ -52,6 +52,8 @@ export interface RunOptions {
    * queue row's completion in one transaction). `response` is the answer a caller would get;
    * `documents` the run's inserts, to commit in the same transaction as the record.
    */
+  /** The run may park at a long wait (SPEC §22): its caller has its answer already (async and scheduled runs). */
+  parking?: RunParking
   recordRun?: (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse, documents: readonly RunDocument[]) => Promise<void>
 }
 
@@ -128,3 +130,16 @@ export type RunOutcome =
     }
   /** A node failed or the run timed out; `error` is the reason, secrets masked. */
   | { kind: 'failed'; runId: string; nodeId: string | null; error: string; trace?: Trace; record: RunRecord }
+
+/** What lets a run park: the caller answered already (an async run, a scheduled run, a resumed run). */
+export interface RunParking {
+  store: WaitStore
+  /** The project's resume key (WaitStore.resumeKey), read before the run starts. */
+  key: string
+  /** Where resume URLs point: the server's public origin, or '' for a path alone. */
+  origin: string
+  /** A resumed run: its claim (parking again moves the same row). */
+  claimToken?: string
+  /** An async run: its queue row's claim, moved to `waiting` with the park. */
+  asyncClaimToken?: string
+}

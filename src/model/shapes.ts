@@ -179,6 +179,12 @@ export const PROJECT_FILE_SCHEMA: JsonSchema = {
           description:
             'instance: each serve process allows runsPerMinutePerIp; cluster: every instance on the database together allows it (counted in the store).',
         },
+        inlineWaitMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'A wait of more ms than this (default 5000) parks a run that may park (respond: async, scheduled) instead of holding it; it goes on when due.',
+        },
         asyncConcurrency: {
           type: 'integer',
           minimum: 0,

@@ -7,10 +7,12 @@
 import type { AsyncRunCompletion, AsyncRunState, ClaimedAsyncRun, ClaimOptions, NewAsyncRun } from './async-runs.js'
 import type { FieldPath, FilterNode, SortKey } from './document-filter.js'
 import type { GuardStore } from './guard-types.js'
+import type { ClaimedParkedRun, DeliverResult, ParkedRunInfo, ParkedRunWrite } from './waits.js'
 
 export type RunTrigger = 'http' | 'cron' | 'cli'
-/** `skipped`: a scheduled run not started because its flow was at its concurrency limit (SPEC §12). */
-export type RunStatus = 'success' | 'error' | 'skipped'
+/** `skipped`: a scheduled run not started because its flow was at its concurrency limit (SPEC §12).
+ *  `waiting`: a run parked at a callback wait or a long sleep (SPEC §22), not finished yet. */
+export type RunStatus = 'success' | 'error' | 'skipped' | 'waiting'
 
 /** Exactly the JSON form of SPEC §4. */
 export interface RunRecord {
@@ -279,6 +281,34 @@ export interface Store {
   /** Idempotency keys, flow concurrency slots, cluster rate counts and used signatures (SPEC §12, §19). */
   readonly guards: GuardStore
   readonly queue: QueuePort
+  /** Parked runs: callback waits and durable sleeps (SPEC §22, waits.ts). */
+  readonly waits: WaitStore
   /** Commits the writes already accepted, then closes the connection (pool). */
   close(): Promise<void>
+}
+
+/** Parked runs (SPEC §22): the store part both stores implement (src/model/waits.ts tells a row's life). */
+export interface WaitStore {
+  /** The project's resume key (hex), made on first use and kept in the store, shared by every instance. */
+  resumeKey(projectId: string): Promise<string>
+  /**
+   * Parks a run: the parked row and its `waiting` history record in one transaction (an async run's
+   * queue row too). `documents` are its inserts so far. Rejects with ParkClaimLost (writing nothing)
+   * when `claimToken` or `asyncClaimToken` no longer holds.
+   */
+  park(run: ParkedRunWrite, record: RunRecord, details: RunDetailsText | undefined, documents: readonly RunDocument[]): Promise<void>
+  /** Stores a callback's payload for a run waiting for one (before its timeout); one caller wins. */
+  deliver(projectId: string, id: string, seq: number, payload: string): Promise<DeliverResult>
+  /** Claims runs to resume: callbacks delivered, waits past due, and claims whose lease ran out. */
+  claimDue(projectId: string, options: { limit: number; leaseMs: number; token: string }): Promise<ClaimedParkedRun[]>
+  /**
+   * Writes the run's final history record (replacing its `waiting` one) and marks the row done, in
+   * one transaction; an async run's queue row gets its response. Rejects with ParkClaimLost when the
+   * claim no longer holds.
+   */
+  finish(record: RunRecord, details: RunDetailsText | undefined, claimToken: string, response: string, documents: readonly RunDocument[]): Promise<void>
+  /** The run's parked row, or null when it never parked. */
+  lookup(projectId: string, id: string): Promise<ParkedRunInfo | null>
+  /** Runs parked and not finished (`flowctl_waiting_runs`). */
+  countWaiting(projectId: string): Promise<number>
 }

@@ -1,10 +1,10 @@
-import type { NodeKind } from './types.js'
+import { defineNodeKind } from './define.js'
 
 /** How deep call and each nodes may nest flows (SPEC §13). */
 export const MAX_CALL_DEPTH = 8
 
 /** Runs another flow of the project (no HTTP, no auth) and outputs its End's `{ status, body }`. */
-export const callNode: NodeKind = {
+export const callNode = defineNodeKind({
   type: 'call',
   description: "Runs another flow of this project with input as its body; its output is { status, body } of that flow's End.",
   singlePort: true,
@@ -19,12 +19,13 @@ export const callNode: NodeKind = {
     },
   },
   ports: () => ['out'],
-  calledFlow: (settings) => (typeof settings.flow === 'string' ? settings.flow : null),
-  async execute(context) {
-    const { settings } = context.node
+  /** flow: the slug, or null when not written as text; input: the body as written (bindings). */
+  parseSettings: (settings) => ({ flow: typeof settings.flow === 'string' ? settings.flow : null, input: settings.input }),
+  calledFlow: (settings) => settings.flow,
+  async execute(context, settings) {
     const body = settings.input === undefined ? {} : context.resolve(settings.input)
     const result = await context.callFlow(String(settings.flow), body)
     if (result.failed !== null) throw new Error(result.failed)
     return { output: { status: result.status, body: result.body } }
   },
-}
+})

@@ -1,6 +1,7 @@
 // What the document node kinds (get, find, update, delete) share: their settings' schemas, the
-// load-time check of filters and sorts, and the run-time filter of an `id` and/or a `filter`.
-// A filter is parsed from the flow file as written, at each run of the node: operators come from there only.
+// load-time check of filters and sorts, their typed settings, and the run-time filter of an `id`
+// and/or a `filter`. A filter is parsed once, when the project loads, from the flow file as written:
+// operators come from there only; its values are bound at each run.
 import {
   bindFilter,
   idFilter,
@@ -62,22 +63,33 @@ export function checkFieldName(name: string, where: string): string | null {
   return path.length > 1 ? `${where}: "${name}" must be a top-level field (no dots); set the whole object instead` : null
 }
 
-function writtenFilter(settings: Record<string, unknown>): FilterNode | null {
+/** The settings the document kinds share, typed: the filter and sort parsed at load. */
+export interface TargetSettings {
+  collection: string
+  /** The id as written (usually a {{ reference }}); undefined when not set. */
+  documentId: unknown
+  /** The filter with its operators parsed, its values still bindings; null when none is written. */
+  filter: FilterNode | null
+}
+
+export function parseTargetSettings(settings: Record<string, unknown>): TargetSettings {
   const written = settings.filter
-  if (written === null || typeof written !== 'object') return null
-  return parseFilter(written).filter // its problems were load errors: a loaded flow has none
+  return {
+    collection: String(settings.collection),
+    documentId: settings.documentId,
+    // Its problems were load errors: a loaded flow has none.
+    filter: written !== null && typeof written === 'object' ? parseFilter(written).filter : null,
+  }
 }
 
 /**
  * The node's filter with its values resolved: `_id` equal to the id (when set) and the filter (when set).
  * `requireValues` (update, delete): a filter value that resolves to null or nothing fails the node.
  */
-export function boundTarget(context: NodeContext, options: BindOptions = {}): FilterNode {
-  const { settings } = context.node
+export function boundTarget(context: NodeContext, settings: TargetSettings, options: BindOptions = {}): FilterNode {
   const parts: FilterNode[] = []
   if (settings.documentId !== undefined) parts.push(idFilter(documentId(context.resolve(settings.documentId))))
-  const written = writtenFilter(settings)
-  if (written) parts.push(bindFilter(written, context.resolve, options))
+  if (settings.filter) parts.push(bindFilter(settings.filter, context.resolve, options))
   return parts.length === 1 ? parts[0]! : { kind: 'all', items: parts }
 }
 
@@ -93,8 +105,4 @@ export function documentId(value: unknown): string | null {
   if (typeof value === 'string') return value
   if (typeof value === 'number' && Number.isFinite(value)) return String(value)
   return null
-}
-
-export function collectionOf(context: NodeContext): string {
-  return String(context.node.settings.collection)
 }

@@ -1,9 +1,10 @@
-import { FinalFailure, type NodeKind, type SubFlowResult } from './types.js'
+import { defineNodeKind } from './define.js'
+import { FinalFailure, type SubFlowResult } from './types.js'
 
 export const MAX_EACH_CONCURRENCY = 16
 
 /** Runs a flow once per item (the item is its body), at most `concurrency` at a time. */
-export const eachNode: NodeKind = {
+export const eachNode = defineNodeKind({
   type: 'each',
   description: 'Runs another flow once per item of a list (the item is its body); its output is { results: [{ status, body }], failed }.',
   singlePort: true,
@@ -19,9 +20,14 @@ export const eachNode: NodeKind = {
     },
   },
   ports: () => ['out'],
-  calledFlow: (settings) => (typeof settings.flow === 'string' ? settings.flow : null),
-  async execute(context) {
-    const { settings } = context.node
+  /** items as written (bindings, resolved when the node runs); concurrency within 1-16 (default 1). */
+  parseSettings: (settings) => ({
+    items: settings.items,
+    flow: typeof settings.flow === 'string' ? settings.flow : null,
+    concurrency: typeof settings.concurrency === 'number' ? Math.min(MAX_EACH_CONCURRENCY, Math.max(1, settings.concurrency)) : 1,
+  }),
+  calledFlow: (settings) => settings.flow,
+  async execute(context, settings) {
     // Null (a missing list, or an expression that selected nothing) is no items.
     const items = context.resolve(settings.items) ?? []
     if (!Array.isArray(items)) throw new Error(`each needs items to be a list, but it is ${items === null ? 'null' : typeof items}`)
@@ -29,7 +35,7 @@ export const eachNode: NodeKind = {
     // Checked before any item starts; more items would not make it pass, so it is not retried.
     if (items.length > limit) throw new FinalFailure(`each: ${items.length} items exceed limits.eachItems (${limit})`)
     const slug = String(settings.flow)
-    const concurrency = typeof settings.concurrency === 'number' ? Math.min(MAX_EACH_CONCURRENCY, Math.max(1, settings.concurrency)) : 1
+    const { concurrency } = settings
     const results: SubFlowResult[] = Array.from({ length: items.length })
     let nextIndex = 0
     let stopped = false
@@ -51,4 +57,4 @@ export const eachNode: NodeKind = {
     const failed = results.filter((result) => result.failed !== null || result.status >= 400).length
     return { output: { results: results.map(({ status, body }) => ({ status, body })), failed } }
   },
-}
+})

@@ -1,5 +1,6 @@
-import { boundTarget, checkFilterSettings, collectionOf, COLLECTION_SCHEMA, FILTER_SCHEMA, SORT_SCHEMA, writtenSort } from './document-settings.js'
-import type { NodeContext, NodeKind } from './types.js'
+import { boundTarget, checkFilterSettings, COLLECTION_SCHEMA, FILTER_SCHEMA, parseTargetSettings, SORT_SCHEMA, writtenSort } from './document-settings.js'
+import { defineNodeKind } from './define.js'
+import type { NodeContext } from './types.js'
 
 export const FIND_DEFAULT_LIMIT = 100
 export const FIND_MAX_LIMIT = 1000
@@ -14,8 +15,7 @@ const COUNT_SCHEMA = (description: string, maximum?: number) => ({
 })
 
 /** A whole number from a setting (a {{ reference }} may give text, like a query parameter). */
-function countSetting(context: NodeContext, name: 'limit' | 'skip', fallback: number): number {
-  const written = context.node.settings[name]
+function countSetting(context: NodeContext, name: 'limit' | 'skip', written: unknown, fallback: number): number {
   if (written === undefined) return fallback
   const value = context.resolve(written)
   const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
@@ -26,7 +26,7 @@ function countSetting(context: NodeContext, name: 'limit' | 'skip', fallback: nu
 }
 
 /** Queries a collection: `{ documents, count }`, count being every match, not only this page. */
-export const findNode: NodeKind = {
+export const findNode = defineNodeKind({
   type: 'find',
   description: 'Finds documents matching a filter; output { documents, count } (count: all matches, not only this page).',
   singlePort: true,
@@ -46,17 +46,19 @@ export const findNode: NodeKind = {
       skip: COUNT_SCHEMA('Leave out this many matches first (paging).'),
     },
   },
+  /** limit and skip as written: a number, or a {{ reference }} read when the node runs. */
+  parseSettings: (settings) => ({ ...parseTargetSettings(settings), sort: writtenSort(settings), limit: settings.limit, skip: settings.skip }),
   checkSettings: checkFilterSettings,
   ports: () => ['out'],
-  async execute(context) {
-    const limit = Math.min(countSetting(context, 'limit', FIND_DEFAULT_LIMIT), FIND_MAX_LIMIT)
-    const skip = countSetting(context, 'skip', 0)
-    const result = await context.documents.find(context.project.settings.projectId, collectionOf(context), {
-      filter: boundTarget(context), // no filter: every document
-      sort: writtenSort(context.node.settings),
+  async execute(context, settings) {
+    const limit = Math.min(countSetting(context, 'limit', settings.limit, FIND_DEFAULT_LIMIT), FIND_MAX_LIMIT)
+    const skip = countSetting(context, 'skip', settings.skip, 0)
+    const result = await context.documents.find(context.project.settings.projectId, settings.collection, {
+      filter: boundTarget(context, settings), // no filter: every document
+      sort: settings.sort,
       limit,
       skip,
     })
     return { output: { documents: result.documents, count: result.count } }
   },
-}
+})

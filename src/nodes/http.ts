@@ -4,7 +4,8 @@ import { textOf } from '../language/resolve.js'
 import { maskSecrets, secretNamesIn } from '../language/secrets.js'
 import { AnswerTooLarge, bodyPrefix, DEFAULT_MAX_RESPONSE_BYTES, readCappedText, sendFollowingRedirects, RedirectRefused } from './http-answer.js'
 import type { FetchAnswer } from '../model/run.js'
-import { RunBudgetSpent, StepFailure, type NodeKind, type SettingsProblem } from './types.js'
+import { defineNodeKind } from './define.js'
+import { RunBudgetSpent, StepFailure, type SettingsProblem } from './types.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000
 
@@ -45,13 +46,45 @@ function checkUrl(settings: Record<string, unknown>): SettingsProblem[] {
   return []
 }
 
+export interface HttpSettings {
+  /** Upper-case (GET default). */
+  method: string
+  /** The url as written (a template); built when the node runs. */
+  url: string
+  /** query, headers, body and form as written (bindings); undefined when not set. */
+  query: unknown
+  headers: unknown
+  body: unknown
+  form: unknown
+  failOnStatus: boolean
+  timeoutMs: number
+  maxResponseBytes: number
+  /** Lower-case names of the headers written with a `${secrets.X}`. */
+  secretHeaders: ReadonlySet<string>
+}
+
+function parseHttpSettings(settings: Record<string, unknown>): HttpSettings {
+  return {
+    method: String(settings.method ?? 'get').toUpperCase(),
+    url: String(settings.url ?? ''),
+    query: settings.query,
+    headers: settings.headers,
+    body: settings.body,
+    form: settings.form,
+    failOnStatus: settings.failOnStatus === true,
+    timeoutMs: typeof settings.timeoutMs === 'number' ? settings.timeoutMs : DEFAULT_TIMEOUT_MS,
+    maxResponseBytes: typeof settings.maxResponseBytes === 'number' ? settings.maxResponseBytes : DEFAULT_MAX_RESPONSE_BYTES,
+    secretHeaders: headersFromSecrets(settings.headers),
+  }
+}
+
 /**
  * Calls an HTTP endpoint. A network error or timeout fails the node; an HTTP status does so only with
  * `failOnStatus`. A 429 or 5xx answer is marked retryable: with `retry`, the engine tries again.
  * `timeoutMs` covers the whole answer, body included; a body past `maxResponseBytes` fails the node;
  * redirects to another origin do not carry credential headers (see http-answer.ts).
  */
-export const httpNode: NodeKind = {
+export const httpNode = defineNodeKind({
   type: 'http',
   description: 'Sends an HTTP request; its output is { status, headers, body }.',
   singlePort: true,
@@ -76,15 +109,15 @@ export const httpNode: NodeKind = {
       maxResponseBytes: { type: 'integer', minimum: 1, default: DEFAULT_MAX_RESPONSE_BYTES, description: 'A larger answer body fails the node.' },
     },
   },
+  parseSettings: parseHttpSettings,
   ports: () => ['out'],
   checkSettings: checkUrl,
   sendsRequests: true,
-  async execute(context) {
-    const { settings } = context.node
-    const method = String(settings.method ?? 'get').toUpperCase()
+  async execute(context, settings) {
+    const { method, timeoutMs } = settings
     let url: URL
     try {
-      url = buildUrl(context.resolveParts(String(settings.url ?? '')))
+      url = buildUrl(context.resolveParts(settings.url))
     } catch (error) {
       if (error instanceof UrlTemplateError) throw new Error(`HTTP ${method} request ${error.message}`)
       throw error
@@ -94,7 +127,7 @@ export const httpNode: NodeKind = {
     for (const [name, value] of Object.entries((context.resolve(settings.headers ?? {}) ?? {}) as Record<string, unknown>)) {
       headers[name.toLowerCase()] = String(value ?? '')
     }
-    const secretHeaders = headersFromSecrets(settings.headers)
+    const secretHeaders = new Set(settings.secretHeaders)
     // A secret can also arrive through a reference (a `set` node that holds `${secrets.X}`).
     for (const [name, value] of Object.entries(headers)) if (maskSecrets(value, context.project.secrets) !== value) secretHeaders.add(name)
     let body: string | undefined
@@ -108,8 +141,6 @@ export const httpNode: NodeKind = {
       body = typeof value === 'string' ? value : JSON.stringify(value)
       if (typeof value !== 'string' && !headers['content-type']) headers['content-type'] = 'application/json'
     }
-    const timeoutMs = typeof settings.timeoutMs === 'number' ? settings.timeoutMs : DEFAULT_TIMEOUT_MS
-    const maxBytes = typeof settings.maxResponseBytes === 'number' ? settings.maxResponseBytes : DEFAULT_MAX_RESPONSE_BYTES
     // One deadline for the request, its redirects and the whole body.
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs)])
     let response: FetchAnswer | undefined
@@ -119,14 +150,14 @@ export const httpNode: NodeKind = {
       new StepFailure(`HTTP ${method} request ${reason}`, { http: { method, url: url.href, status: response?.status ?? null, body } }, { cause })
     try {
       response = await sendFollowingRedirects(context.fetch, context.node, { method, url, headers, body, secretHeaders, signal })
-      text = await readCappedText(response, maxBytes, signal)
+      text = await readCappedText(response, settings.maxResponseBytes, signal)
     } catch (error) {
       // The run's http budget (limits.httpCallsPerRun) is spent: its plain reason, not a network error.
       if (error instanceof RunBudgetSpent) throw error
       if (error instanceof AnswerTooLarge || error instanceof RedirectRefused) throw failed(error.message)
       throw failed(failureReason(error, context.signal, timeoutMs), null, error)
     }
-    if (settings.failOnStatus === true && response.status >= 400) {
+    if (settings.failOnStatus && response.status >= 400) {
       throw failed(`answered ${response.status} ${response.statusText}`.trim(), bodyPrefix(text))
     }
     let parsed: unknown = text
@@ -140,7 +171,7 @@ export const httpNode: NodeKind = {
     const retryable = response.status === 429 || response.status >= 500
     return { output: { status: response.status, headers: Object.fromEntries(response.headers), body: parsed }, retryable }
   },
-}
+})
 
 /** Lower-case names of the headers whose setting uses a `${secrets.X}`. */
 function headersFromSecrets(setting: unknown): Set<string> {

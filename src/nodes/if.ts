@@ -1,8 +1,8 @@
 import { evaluateCondition } from '../language/condition.js'
-import type { NodeKind } from './types.js'
+import { defineNodeKind } from './define.js'
 
 /** Branches on a condition: port `true` or `false`. */
-export const ifNode: NodeKind = {
+export const ifNode = defineNodeKind({
   type: 'if',
   description: 'Follows the port true or false depending on a condition.',
   singlePort: false,
@@ -15,9 +15,11 @@ export const ifNode: NodeKind = {
       condition: { $ref: '#/$defs/condition' },
     },
   },
+  /** The condition as written (its operands are bindings). */
+  parseSettings: (settings) => ({ condition: settings.condition }),
   ports: () => ['true', 'false'],
-  async execute(context) {
-    const result = evaluateCondition(context.node.settings.condition, context.resolve)
+  async execute(context, settings) {
+    const result = evaluateCondition(settings.condition, context.resolve)
     return { output: { result }, port: result ? 'true' : 'false' }
   },
-}
+})

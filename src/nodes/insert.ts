@@ -1,7 +1,7 @@
-import type { NodeKind } from './types.js'
+import { defineNodeKind } from './define.js'
 
 /** Writes a document into a collection of the project's store. */
-export const insertNode: NodeKind = {
+export const insertNode = defineNodeKind({
   type: 'insert',
   description: 'Writes a document into a collection; its output is { insertedId, acknowledged }.',
   singlePort: true,
@@ -15,11 +15,11 @@ export const insertNode: NodeKind = {
       document: { type: ['object', 'string'], description: 'An object of bindings, or one {{ reference }} to an object.' },
     },
   },
+  parseSettings: (settings) => ({ collection: String(settings.collection), document: settings.document }),
   ports: () => ['out'],
-  async execute(context) {
-    const { settings } = context.node
+  async execute(context, settings) {
     const document = context.resolve(settings.document)
-    const insertedId = await context.documents.insert(context.project.settings.projectId, String(settings.collection), document)
+    const insertedId = await context.documents.insert(context.project.settings.projectId, settings.collection, document)
     return { output: { insertedId, acknowledged: true } }
   },
-}
+})

@@ -1,7 +1,7 @@
-import type { NodeKind } from './types.js'
+import { defineNodeKind } from './define.js'
 
 /** Computes named values from bindings; its output is the values. */
-export const setNode: NodeKind = {
+export const setNode = defineNodeKind({
   type: 'set',
   description: 'Sets named values from bindings.',
   singlePort: true,
@@ -11,8 +11,10 @@ export const setNode: NodeKind = {
     required: ['values'],
     properties: { description: { type: 'string' }, values: { type: 'object' } },
   },
+  /** The values as written (bindings), resolved when the node runs. */
+  parseSettings: (settings) => ({ values: settings.values }),
   ports: () => ['out'],
-  async execute(context) {
-    return { output: context.resolve(context.node.settings.values) }
+  async execute(context, settings) {
+    return { output: context.resolve(settings.values) }
   },
-}
+})

@@ -1,10 +1,12 @@
-// What a node kind is: its settings schema, ports, load-time checks and OpenAPI part beside `execute`.
-// Adding a kind is adding a file in src/nodes/ and a line in registry.ts (see src/nodes/README.md).
+// What a node kind is: its settings schema, typed settings, ports, load-time checks and OpenAPI part
+// beside `execute`. Adding a kind is adding a file in src/nodes/ (written with `defineNodeKind`,
+// define.ts) and a line in registry.ts (see src/nodes/README.md).
 // The loader, the engine and the OpenAPI generator ask the kind; none of them tests a node's type.
-import type { CorsSettings, FlowNode, JsonSchema, Project, StartInfo } from '../model/project.js'
+import type { CorsSettings, FlowNode, JsonSchema, ParsedSettings, Project, StartSettings } from '../model/project.js'
 import type { ResolvedPart } from '../language/resolve.js'
 import type { NodeFetch, RunSleep } from '../model/run.js'
 import type { DocumentsPort } from '../model/store.js'
+import type { WaitKind } from '../model/waits.js'
 
 export interface NodeContext {
   node: FlowNode
@@ -21,7 +23,11 @@ export interface NodeContext {
   fetch: NodeFetch
   /** How the run waits (`wait` nodes): real timers, or instant under `flowctl test`. */
   sleep: RunSleep
-  run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null }
+  run: { id: string; startedAt: string; trigger: string; scheduledFor: string | null; resumeUrl?: string | null }
+  /** Whether this run may park (SPEC §22): its caller has its answer already, and this is not a called flow. */
+  canPark: boolean
+  /** Parks the run at this node: throws the signal the engine commits the run on, or the reason this run cannot park. */
+  park(kind: WaitKind, dueAt: number): never
   /** The validated inputs; set for the Start node only. */
   inputs?: Record<string, unknown>
   /** Runs another flow of the project through the same engine (call and each nodes). An input its
@@ -72,16 +78,30 @@ export interface NodeResult {
   response?: { status: number; body: unknown; headers: Record<string, string> }
 }
 
-export interface NodeKind {
+/**
+ * A node kind as the registry holds it (made with `defineNodeKind`, see define.ts). `S` is its typed
+ * settings: `parseSettings` turns the node's settings into them once, when the project loads, and the
+ * loader keeps them on the node (`FlowNode.parsed`); `ports`, `calledFlow`, `entry` and `openapi` get
+ * them, and `execute` reads them from the node, so nothing parses a setting per run.
+ */
+export interface NodeKind<S = ParsedSettings> {
   type: string
   description: string
   /** JSON Schema of the node's own settings (everything but id, type, name, next); used by the
    *  published flow.schema.json and by `validate` to report unknown or wrong settings. */
   settingsSchema: JsonSchema
+  /**
+   * The typed settings, with their defaults, from the settings as written. Called once per node at
+   * load, after the settings schema checked them; it must accept any object all the same (a node the
+   * schema refused still has ports for the graph check, though its flow is never run).
+   */
+  parseSettings(settings: Record<string, unknown>): S
   /** The ports a node of this kind has, given its settings (a switch's ports come from its cases). */
-  ports(settings: Record<string, unknown>): string[]
+  ports(settings: S): string[]
   /** Whether `next` is a single node id (one port `out`) rather than a port map. */
   singlePort: boolean
+  /** Some settings add ports beyond `out` (a callback wait's `timeout`): `next` may then be a port map too. */
+  optionalPorts?: boolean
   /** The run ends at this node (End): it has no ports, and `execute` returns the run's `response`. */
   terminates?: boolean
   /** Settings that hold JSON Schemas rather than bindings: their strings are never templates. */
@@ -90,24 +110,29 @@ export interface NodeKind {
   noCommonSettings?: boolean
   /**
    * Load-time checks the settings schema cannot express (filter operators, where a url may hold
-   * values); run once the settings fit the schema. Project-level help comes in `context`.
+   * values), on the settings as written so problems point into the file; run once the settings fit
+   * the schema. Project-level help comes in `context`.
    */
   checkSettings?(settings: Record<string, unknown>, context: SettingsCheckContext): SettingsProblem[]
   /** The slug of the flow this node runs (call, each): checked across files, followed by `flowctl test`. */
-  calledFlow?(settings: Record<string, unknown>): string | null
+  calledFlow?(settings: S): string | null
   /** It sends requests through `context.fetch`, so `flowctl test` mocks (keyed by node id) may answer them. */
   sendsRequests?: boolean
-  /** The flow's entry (Start): every flow has exactly one such node; `read` gives its HTTP face. */
+  /** The flow's entry (Start): every flow has exactly one such node, and it gives the flow its HTTP face. */
   entry?: {
-    read(node: FlowNode, context: SettingsCheckContext): { start: StartInfo; problems: SettingsProblem[] }
+    /** Problems of the settings (as written, and parsed); run even when the schema refused some of them. */
+    check(settings: Record<string, unknown>, context: SettingsCheckContext, parsed: S): SettingsProblem[]
+    /** The flow's entry settings (`Flow.start`) from the typed settings. */
+    start(settings: S): StartSettings
   }
   /** What a node of this kind adds to the OpenAPI document. */
   openapi?: {
     /** A terminating node's answer (End): its status, media type, body schema (as written) and header names. */
-    response?(node: FlowNode): NodeResponseDoc
+    response?(settings: S): NodeResponseDoc
     /** The entry node's request (Start): parameters and body, for the flow's operation. */
-    request?(start: StartInfo): NodeRequestDoc
+    request?(start: StartSettings): NodeRequestDoc
   }
+  /** The work; the node's typed settings are `context.node.parsed` (`defineNodeKind` hands them over). */
   execute(context: NodeContext): Promise<NodeResult>
 }
 

@@ -1,5 +1,6 @@
-import { checkFieldName, checkTargetSettings, boundTarget, collectionOf, COLLECTION_SCHEMA, FILTER_SCHEMA, ID_SCHEMA } from './document-settings.js'
-import type { NodeKind, SettingsProblem } from './types.js'
+import { checkFieldName, checkTargetSettings, boundTarget, COLLECTION_SCHEMA, FILTER_SCHEMA, ID_SCHEMA, parseTargetSettings } from './document-settings.js'
+import { defineNodeKind } from './define.js'
+import type { SettingsProblem } from './types.js'
 
 /** Fields to set (top level), after checking a value that came from a {{ reference }}. */
 function setFields(value: unknown): Record<string, unknown> {
@@ -24,7 +25,7 @@ function unsetFields(value: unknown): string[] {
 }
 
 /** Changes the documents a documentId or a filter picks: `set` merged in (top-level fields), `unset` removed. */
-export const updateNode: NodeKind = {
+export const updateNode = defineNodeKind({
   type: 'update',
   description: 'Changes the documents picked by documentId or filter: set merges fields in, unset removes fields; output { matched, modified }.',
   singlePort: true,
@@ -42,6 +43,8 @@ export const updateNode: NodeKind = {
       unset: { type: 'array', items: { type: 'string' }, description: 'Top-level fields to remove.' },
     },
   },
+  /** set and unset as written (bindings), resolved and checked when the node runs. */
+  parseSettings: (settings) => ({ ...parseTargetSettings(settings), set: settings.set, unset: settings.unset }),
   checkSettings(settings) {
     const problems: SettingsProblem[] = checkTargetSettings(settings, 'update')
     const set = settings.set
@@ -60,15 +63,14 @@ export const updateNode: NodeKind = {
     return problems
   },
   ports: () => ['out'],
-  async execute(context) {
-    const { settings } = context.node
+  async execute(context, settings) {
     const change = { set: setFields(context.resolve(settings.set)), unset: unsetFields(context.resolve(settings.unset)) }
     const result = await context.documents.update(
       context.project.settings.projectId,
-      collectionOf(context),
-      boundTarget(context, { requireValues: true }),
+      settings.collection,
+      boundTarget(context, settings, { requireValues: true }),
       change,
     )
     return { output: result }
   },
-}
+})

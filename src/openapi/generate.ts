@@ -1,8 +1,7 @@
 // The project's OpenAPI 3.0.3 document: a pure function of the loaded project, with a stable key
 // order everywhere (paths sorted, fixed key order per object) so exported documents diff cleanly.
 import { getNodeKind } from '../nodes/registry.js'
-import { concurrencyOf, idempotencyOf } from '../project/guard-settings.js'
-import { corsFor, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
+import { startCors, type Flow, type JsonSchema, type Project, type StartInfo } from '../model/project.js'
 import { operationIdsOf, RESULT_OPERATION_ID, summaryOf } from '../project/operation-names.js'
 import {
   ASYNC_ACCEPTED_SCHEMA,
@@ -20,6 +19,8 @@ import { toOpenApiSchema } from './schema-convert.js'
 import { SecuritySchemes } from './security.js'
 import type { NodeRequestDoc } from '../nodes/types.js'
 import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './types.js'
+import { isRecord } from '../internal/is-record.js'
+import { compareText } from '../internal/compare.js'
 
 export type { OpenApiDocument } from './types.js'
 
@@ -47,7 +48,7 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
     if (flow.start?.http) callables.push({ path: runPath(projectId, flow, flow.start), flow, start: flow.start })
   }
   // Plain code-unit order: the same on every machine, whatever the locale.
-  callables.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  callables.sort((a, b) => compareText(a.path, b.path))
 
   const security = new SecuritySchemes()
   const asyncStarts = callables.filter(({ start }) => start.respond === 'async').map(({ start }) => start)
@@ -57,7 +58,7 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
     const request = getNodeKind(start.node.type)?.openapi?.request?.(start) ?? { parameters: [], body: null }
     const parameters = buildParameters(start, request.parameters)
     const requestBody = request.body ? { required: request.body.required, content: convertedContent(request.body.content) } : undefined
-    const cors = corsFor(project.settings.cors, start.cors)
+    const cors = startCors(project, start)
     const operation: OpenApiOperation = {
       summary: summaryOf(start),
       ...(flow.description ? { description: flow.description } : {}),
@@ -72,8 +73,8 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
         readsBody: start.method !== 'get',
         rateLimited: project.settings.limits.runsPerMinutePerIp > 0,
         cors: cors ? { credentials: cors.credentials } : null,
-        idempotencyHeader: idempotencyOf(start)?.header ?? null,
-        concurrencyRejects: concurrencyOf(start)?.onLimit === 'reject',
+        idempotencyHeader: start.idempotency?.header ?? null,
+        concurrencyRejects: start.concurrency?.onLimit === 'reject',
         async: start.respond === 'async',
       }),
     }
@@ -84,7 +85,7 @@ export function generateOpenApi(project: Project, options: GenerateOptions): Ope
   // Plain code-unit order again: the result path sits among the run paths.
   const sortedPaths = Object.fromEntries(
     Object.keys(paths)
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .sort(compareText)
       .map((key) => [key, paths[key]!]),
   )
 
@@ -120,7 +121,7 @@ function convertedContent(content: Record<string, JsonSchema>): Record<string, {
 function buildParameters(start: StartInfo, own: NodeRequestDoc['parameters']): OpenApiParameter[] {
   const declared = own.map((p) => parameter(p.name, p.in, p.schema, p.required))
   // The idempotency key header (SPEC §12), unless the Start declares that header itself.
-  const idempotency = idempotencyOf(start)
+  const { idempotency } = start
   if (idempotency && !declared.some((p) => p.in === 'header' && p.name.toLowerCase() === idempotency.headerKey)) {
     const description = `Repeats with the same key within ${idempotency.ttlSeconds} s get the first answer again instead of a new run`
     declared.push(parameter(idempotency.header, 'header', { type: 'string', maxLength: 255, description }, false))
@@ -129,7 +130,7 @@ function buildParameters(start: StartInfo, own: NodeRequestDoc['parameters']): O
 }
 
 function parameter(name: string, location: OpenApiParameter['in'], property: unknown, required: boolean): OpenApiParameter {
-  const schema = property && typeof property === 'object' && !Array.isArray(property) ? toOpenApiSchema(property as JsonSchema) : {}
+  const schema = isRecord(property) ? toOpenApiSchema(property as JsonSchema) : {}
   return {
     name,
     in: location,

@@ -2,6 +2,7 @@
 // Run API gives before or around execution (400 validation, 401 auth, 413/415 body, 429 rate
 // limit, 500 failed run, 503 store), with the headers each answer carries.
 import { reachableFrom } from '../model/flow-graph.js'
+import { DEFAULT_END_STATUS } from '../nodes/end.js'
 import { getNodeKind } from '../nodes/registry.js'
 import type { NodeResponseDoc } from '../nodes/types.js'
 import type { Flow, FlowNode, JsonSchema } from '../model/project.js'
@@ -87,7 +88,7 @@ export interface ReachableEnds {
 export function findReachableEnds(flow: Flow, startNode: FlowNode): ReachableEnds {
   const { reached, open } = reachableFrom(startNode.id, (id) => {
     const node = flow.nodesById.get(id)!
-    const ports = getNodeKind(node.type)?.ports(node.settings) ?? Object.keys(node.next)
+    const ports = getNodeKind(node.type)?.ports(node.parsed) ?? Object.keys(node.next)
     // A target that is not a node (never so in a loaded flow) ends the run like a missing edge.
     const targets = ports.map((port) => (flow.nodesById.has(node.next[port] ?? '') ? node.next[port] : undefined))
     const onError = node.settings.onError
@@ -102,7 +103,12 @@ export function findReachableEnds(flow: Flow, startNode: FlowNode): ReachableEnd
  * values that may be missing at run time are nullable.
  */
 function endAnswer(flow: Flow, end: FlowNode): { status: number; mediaType: string; schema: JsonSchema; headers: string[] } {
-  const documented: NodeResponseDoc = getNodeKind(end.type)?.openapi?.response?.(end) ?? { status: 200, mediaType: JSON_TYPE, schema: null, headers: [] }
+  const documented: NodeResponseDoc = getNodeKind(end.type)?.openapi?.response?.(end.parsed) ?? {
+    status: DEFAULT_END_STATUS,
+    mediaType: JSON_TYPE,
+    schema: null,
+    headers: [],
+  }
   return { ...documented, schema: documented.schema ? toOpenApiSchema(withNullable(documented.schema, nullableBodyPaths(flow, end))) : {} }
 }
 

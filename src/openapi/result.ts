@@ -1,7 +1,7 @@
 // `GET /api/result/<projectId>/{runId}` (SPEC §12, §20): every project with an async Start documents
 // it, so a typed client can poll the run its 202 queued. Its security is the async Starts' auth: the
 // route checks the auth of the Start whose run it is.
-import { corsFor, type Project, type StartInfo } from '../model/project.js'
+import { startCors, type Project, type StartInfo } from '../model/project.js'
 import { RESULT_OPERATION_ID } from '../project/operation-names.js'
 import { addErrorResponse, ASYNC_RESULT_SCHEMA_NAME, corsHeaders, ERROR_SCHEMA_NAME, header, sortedResponses } from './responses.js'
 import type { SecuritySchemes } from './security.js'
@@ -21,8 +21,8 @@ export function resultPathItem(project: Project, asyncStarts: readonly StartInfo
   }
   const alternatives = [...requirements.values()]
   const hasAuth = asyncStarts.some((start) => start.auth !== null)
-  const withCors = asyncStarts.map((start) => corsFor(settings.cors, start.cors)).find((cors) => cors !== null)
-  const cors = withCors ? corsHeaders({ credentials: asyncStarts.some((start) => corsFor(settings.cors, start.cors)?.credentials) }) : {}
+  const corsOfStarts = asyncStarts.map((start) => startCors(project, start))
+  const cors = corsOfStarts.some((c) => c !== null) ? corsHeaders({ credentials: corsOfStarts.some((c) => c?.credentials) }) : {}
 
   const responses: Record<string, OpenApiResponse> = {
     200: {

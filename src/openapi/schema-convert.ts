@@ -2,6 +2,7 @@
 // Only portable keywords survive; forms 3.0.3 lacks are translated (const, type arrays with null,
 // numeric exclusive bounds); keys come out in one fixed order so exported documents diff cleanly.
 import type { JsonSchema } from '../model/project.js'
+import { isRecord } from '../internal/is-record.js'
 
 const OPENAPI_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object'])
 
@@ -51,10 +52,6 @@ export function toOpenApiSchema(schema: JsonSchema): JsonSchema {
   return convert(schema, schema, new Set())
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0
 }
@@ -62,7 +59,7 @@ function isCount(value: unknown): value is number {
 function convert(input: unknown, root: JsonSchema, refsInUse: Set<string>): JsonSchema {
   if (input === true || input === undefined) return {}
   if (input === false) return { not: {} }
-  if (!isObject(input)) return {}
+  if (!isRecord(input)) return {}
   if (typeof input.$ref === 'string') return inlineRef(input.$ref, root, refsInUse)
 
   const out: Partial<Record<Key, unknown>> = {}
@@ -81,7 +78,7 @@ function convert(input: unknown, root: JsonSchema, refsInUse: Set<string>): Json
   applyBound(input, out, 'minimum', 'exclusiveMinimum', (a, b) => a > b)
   applyBound(input, out, 'maximum', 'exclusiveMaximum', (a, b) => a < b)
 
-  if (isObject(input.properties)) {
+  if (isRecord(input.properties)) {
     out.properties = Object.fromEntries(Object.entries(input.properties).map(([name, value]) => [name, sub(value)]))
   }
   if (Array.isArray(input.required)) {
@@ -89,7 +86,7 @@ function convert(input: unknown, root: JsonSchema, refsInUse: Set<string>): Json
     if (names.length > 0) out.required = names
   }
   if (typeof input.additionalProperties === 'boolean') out.additionalProperties = input.additionalProperties
-  else if (isObject(input.additionalProperties)) out.additionalProperties = sub(input.additionalProperties)
+  else if (isRecord(input.additionalProperties)) out.additionalProperties = sub(input.additionalProperties)
   // An object of unknown keys: said explicitly, or client generators type it as an empty record.
   else if (out.type === 'object' && out.properties === undefined) out.additionalProperties = true
 
@@ -198,7 +195,7 @@ function inlineRef(ref: string, root: JsonSchema, refsInUse: Set<string>): JsonS
   if (!match || refsInUse.has(ref)) return {}
   const defs = root[match[1]!]
   const name = decodeURIComponent(match[2]!).replace(/~1/g, '/').replace(/~0/g, '~')
-  if (!isObject(defs) || !(name in defs)) return {}
+  if (!isRecord(defs) || !(name in defs)) return {}
   refsInUse.add(ref)
   try {
     return convert(defs[name], root, refsInUse)

@@ -1,8 +1,7 @@
 // Security schemes of a document: one per distinct kind of Start auth, with deterministic names.
 import type { AuthSettings, HmacScheme } from '../model/project.js'
+import { DEFAULT_API_KEY_HEADER } from '../nodes/start/settings.js'
 import type { SecurityScheme } from './types.js'
-
-const DEFAULT_API_KEY_HEADER = 'X-API-Key'
 
 const SCHEME_DESCRIPTIONS: Record<HmacScheme, string> = {
   stripe: 'Stripe\'s signature: t=<unix time>,v1=<HMAC-SHA256 hex of "<t>.<raw body>">; each signature is accepted once.',
@@ -25,7 +24,7 @@ export class SecuritySchemes {
         : `HMAC-${auth.algorithm.toUpperCase()} of the raw request body with the shared secret, ${auth.encoding}-encoded${prefix}.`
       return this.register(`hmacAuth_${auth.header.replace(/[^A-Za-z0-9._-]/g, '_')}`, { type: 'apiKey', in: 'header', name: auth.header, description })
     }
-    const header = auth.header || DEFAULT_API_KEY_HEADER
+    const { header } = auth
     if (header.toLowerCase() === DEFAULT_API_KEY_HEADER.toLowerCase()) {
       return this.register('apiKeyAuth', { type: 'apiKey', in: 'header', name: DEFAULT_API_KEY_HEADER })
     }

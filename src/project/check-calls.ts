@@ -29,7 +29,7 @@ export function checkCalls(results: FlowFileResult[]): CallProblem[] {
     if (!result.flow) continue
     const sites: CallSite[] = []
     result.flow.nodes.forEach((node, index) => {
-      const target = getNodeKind(node.type)?.calledFlow?.(node.settings)
+      const target = getNodeKind(node.type)?.calledFlow?.(node.parsed)
       if (typeof target !== 'string') return
       const at = ['nodes', index, 'flow']
       const called = bySlug.get(target)

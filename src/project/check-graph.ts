@@ -38,11 +38,12 @@ function readEdges(entry: NodeEntry, collector: ProblemCollector): Edge[] {
   const { kind, rawNext, node, label, path } = entry
   const nextPath = [...path, 'next']
   if (!kind) return looseEdges(entry)
-  if (kind.terminates || kind.ports(node.settings).length === 0) {
+  if (kind.terminates || kind.ports(node.parsed).length === 0) {
     if (rawNext !== undefined) collector.error(nextPath, `${label}: ${article(kind.type)} node ends the run, so it has no next; remove it`, { key: true })
     return []
   }
-  if (kind.singlePort) {
+  // A kind with optional ports (a callback wait's `timeout`) takes a node id for `out` or a port map.
+  if (kind.singlePort && !(kind.optionalPorts && rawNext !== null && typeof rawNext === 'object')) {
     if (rawNext === undefined) {
       collector.warning(path, `${label}: ${NO_END}`)
       return []
@@ -54,7 +55,7 @@ function readEdges(entry: NodeEntry, collector: ProblemCollector): Edge[] {
     node.next.out = rawNext
     return [{ from: entry, to: rawNext, at: nextPath }]
   }
-  const ports = kind.ports(node.settings)
+  const ports = kind.ports(node.parsed)
   const example = ports.map((p) => `${p}: <node id>`).join(', ')
   if (rawNext !== undefined && (rawNext === null || typeof rawNext !== 'object' || Array.isArray(rawNext))) {
     collector.error(nextPath, `${label}: next must map each port to a node id, like { ${example} }`)

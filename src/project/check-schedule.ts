@@ -1,6 +1,6 @@
 // A flow's schedule: its cron, timezone and input (checked against the Start's body schema), and the
 // warning about a scheduled flow anyone can also call. The Start's own settings are read by its kind
-// (src/nodes/start.ts).
+// (src/nodes/start/).
 import { checkCronExpression, isValidTimezone } from '../language/cron.js'
 import { compileInputSchema } from './ajv.js'
 import type { JsonSchema, Schedule, StartInfo } from '../model/project.js'
@@ -8,8 +8,7 @@ import type { NodeEntry } from './node-entries.js'
 import { plainlySatisfies } from './plain-schema.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import type { ProblemCollector } from './yaml-source.js'
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
+import { isRecord } from '../internal/is-record.js'
 
 /** A scheduled flow that anyone can also call over HTTP is usually a mistake (SPEC §11). */
 export function warnOpenScheduledFlow(entry: NodeEntry, start: StartInfo, collector: ProblemCollector): void {

@@ -9,7 +9,7 @@ import type { Secrets } from '../model/project.js'
 import type { NodeEntry } from './node-entries.js'
 import type { ProblemCollector, SourcePath } from './yaml-source.js'
 
-const RUN_FIELDS = ['id', 'startedAt', 'trigger', 'scheduledFor']
+const RUN_FIELDS = ['id', 'startedAt', 'trigger', 'scheduledFor', 'resumeUrl']
 
 export interface TemplateContext {
   entries: NodeEntry[]

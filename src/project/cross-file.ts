@@ -1,6 +1,7 @@
 // Checks that need every flow file: one slug per flow, the flows that call and each nodes run, and
 // the flows named by notification rules, the OpenAPI operations' names.
 import { checkCalls } from './check-calls.js'
+import { checkCallbackWaits } from './check-waits.js'
 import type { FlowFileResult } from './flow-file.js'
 import type { Position, Problem, StartInfo } from '../model/project.js'
 import { baseOperationId, slugSuffix, summaryOf } from './operation-names.js'
@@ -32,7 +33,7 @@ export function crossFileProblems(
     }
   }
 
-  for (const problem of checkCalls(results)) {
+  for (const problem of [...checkCalls(results), ...checkCallbackWaits(results)]) {
     failedFiles.add(problem.result.file)
     problems.push(problemAt(problem.result.file, problem.result.collector.source, problem.at, problem.message, 'error'))
   }

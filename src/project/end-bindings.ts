@@ -5,6 +5,7 @@
 import { parseTemplate } from '../language/template.js'
 import { reachableFrom } from '../model/flow-graph.js'
 import type { Flow, FlowNode, JsonSchema, StartInfo } from '../model/project.js'
+import { isRecord } from '../internal/is-record.js'
 
 /**
  * Output fields each kind always sets (SPEC §2, §10, §13). A kind not listed, a field not listed or
@@ -28,7 +29,7 @@ const ERROR_FIELDS = new Set(['error', 'attempts'])
 export function nullableBodyPaths(flow: Flow, end: FlowNode): string[][] {
   const paths: string[][] = []
   const walk = (value: unknown, path: string[]) => {
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    if (isRecord(value)) {
       for (const [key, item] of Object.entries(value)) walk(item, [...path, key])
     } else if (path.length > 0 && mayBeMissing(flow, end, value)) paths.push(path)
   }
@@ -97,7 +98,7 @@ function propertyOf(schema: JsonSchema | undefined, name: string): JsonSchema | 
   const properties = schema?.properties
   if (!properties || typeof properties !== 'object') return undefined
   const property = (properties as Record<string, unknown>)[name]
-  return property && typeof property === 'object' && !Array.isArray(property) ? (property as JsonSchema) : undefined
+  return isRecord(property) ? (property as JsonSchema) : undefined
 }
 
 function allowsNull(schema: JsonSchema): boolean {

@@ -6,8 +6,9 @@ import { readSchedule, warnOpenScheduledFlow } from './check-schedule.js'
 import { settingsCheckContext } from './check-context.js'
 import { checkTemplates } from './check-templates.js'
 import { shapeValidator } from './ajv.js'
-import type { CorsSettings, Flow, FlowNode, Problem, Secrets } from '../model/project.js'
-import { findEntry, readNodeEntries, reportSettingsProblems } from './node-entries.js'
+import type { CorsSettings, Flow, FlowNode, Problem, Secrets, StartInfo } from '../model/project.js'
+import type { SettingsCheckContext } from '../nodes/types.js'
+import { findEntry, readNodeEntries, reportSettingsProblems, type NodeEntry } from './node-entries.js'
 import { describeSchemaErrors } from './schema-messages.js'
 import { FLOW_FILE_SCHEMA } from '../model/shapes.js'
 import { slugify } from './slug.js'
@@ -100,9 +101,7 @@ export function checkSource(file: string, text: string, source: YamlSource, cont
   const entries = readNodeEntries(raw.nodes, collector, checkContext)
   // A missing or empty node list is already reported by the file shape.
   const startEntry = Array.isArray(raw.nodes) && raw.nodes.length > 0 ? findEntry(entries, collector) : null
-  const entryRead = startEntry?.kind?.entry?.read(startEntry.node, checkContext)
-  if (startEntry && entryRead) reportSettingsProblems(startEntry, entryRead.problems, collector)
-  const start = entryRead?.start ?? null
+  const start = startEntry ? readEntry(startEntry, checkContext, collector) : null
   const graph = checkGraph(entries, startEntry?.node.id ?? null, collector)
   checkTemplates({ entries, graph, secrets: context.secrets, secretsFile: context.secretsFile }, collector)
   const schedule = readSchedule(raw.schedule, start, context.timezone, collector)
@@ -122,4 +121,12 @@ export function checkSource(file: string, text: string, source: YamlSource, cont
     schedule,
   }
   return result(slug === '' ? null : slug, slugAt, flow)
+}
+
+/** The entry node's problems, and the flow's StartInfo from its typed settings. */
+function readEntry(entry: NodeEntry, context: SettingsCheckContext, collector: ProblemCollector): StartInfo | null {
+  const { node, kind } = entry
+  if (!kind?.entry) return null
+  reportSettingsProblems(entry, kind.entry.check(node.settings, context, node.parsed), collector)
+  return { ...kind.entry.start(node.parsed), node }
 }

@@ -12,6 +12,7 @@ import { crossFileProblems } from './cross-file.js'
 import { loadSecrets } from './secrets.js'
 import { PROJECT_FILE, readProjectSettings, type SettingsResult } from './settings.js'
 import { sortProblems } from './yaml-source.js'
+import { compareText } from '../internal/compare.js'
 
 interface LoadState {
   env: NodeJS.ProcessEnv
@@ -163,7 +164,7 @@ function checkFlowText(file: string, text: string | null, settings: SettingsResu
 }
 
 function assemble(dir: string, state: LoadState, keep: Project | undefined, flowsFolderMissing: boolean): Project {
-  const results = [...state.files.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+  const results = [...state.files.values()].sort((a, b) => compareText(a.file, b.file))
   const { problems: crossProblems, failedFiles } = crossFileProblems(state.settings, results, flowsFolderMissing)
   const good = (result: FlowFileResult) => (result.flow && !failedFiles.has(result.file) ? result.flow : null)
   const goodSlugs = new Set(results.map((r) => good(r)?.slug).filter((slug) => slug !== undefined))

@@ -1,5 +1,5 @@
 // The nodes of a flow file: ids, types, names and settings, each checked against its kind.
-import { getNodeKind, nodeKinds } from '../nodes/registry.js'
+import { getNodeKind, nodeKinds, parseNodeSettings } from '../nodes/registry.js'
 import type { NodeKind, SettingsCheckContext, SettingsProblem } from '../nodes/types.js'
 import { settingsValidator } from './ajv.js'
 import type { FlowNode } from '../model/project.js'
@@ -102,6 +102,8 @@ export function readNodeEntries(nodes: unknown, collector: ProblemCollector, con
       name,
       refName: referenceName(name),
       settings,
+      // Typed once, here: the engine, the Run API and the OpenAPI generator read this, never `settings`.
+      parsed: parseNodeSettings(kind, settings),
       next: {},
       pos: source ? positionAt(source, path) : { line: 1, column: 1 },
     }

@@ -1,6 +1,7 @@
 // The names of a project's OpenAPI operations (SPEC §5.2, §20): the one rule the generator writes and
 // `validate` warns about, so the document and the warnings never disagree.
 import type { Flow, StartInfo } from '../model/project.js'
+import { compareText } from '../internal/compare.js'
 
 /** A flow that is an operation of the document (it has a Start with an HTTP route). */
 export interface NamedOperation {
@@ -33,7 +34,7 @@ export function operationIdsOf(operations: readonly NamedOperation[], reserved: 
   const taken = new Set(reserved)
   const isShared = (base: string) => uses.get(base)! > 1 || reserved.includes(base)
   const ids = new Map<string, string>()
-  const bySlug = [...operations].sort((a, b) => (a.flow.slug < b.flow.slug ? -1 : a.flow.slug > b.flow.slug ? 1 : 0))
+  const bySlug = [...operations].sort((a, b) => compareText(a.flow.slug, b.flow.slug))
   for (const { flow, start } of bySlug) {
     const base = baseOperationId(start)
     if (isShared(base)) continue

@@ -5,6 +5,7 @@
 // measured: loading a project with one scheduled flow costs 1.5× the CPU without it (ajv is loaded),
 // 10,000 scheduled flows 4.3× (ajv compiles each body schema); docs/performance.md.
 import type { JsonSchema } from '../model/project.js'
+import { isRecord } from '../internal/is-record.js'
 
 /** Keywords understood here; annotations are ignored as ajv ignores them. */
 const KNOWN = new Set([
@@ -34,7 +35,6 @@ const KNOWN = new Set([
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 const isPrimitive = (value: unknown): value is string | number | boolean | null =>
   value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))
 const isCount = (value: unknown) => value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= 0)

@@ -4,6 +4,7 @@
 // linear time. Patterns RE2 cannot express (lookaround, backreferences) fall back to RegExp; for
 // those, a pattern safe-regex2 flags as catastrophic is a load error (the Start's kind, through check-context.ts).
 import { createRequire } from 'node:module'
+import { isRecord } from '../internal/is-record.js'
 
 const require = createRequire(import.meta.url)
 type Re2 = typeof import('re2js')
@@ -71,7 +72,7 @@ export function schemaPatterns(schema: unknown, path: (string | number)[] = []):
     if (value === null || typeof value !== 'object') return
     for (const [key, child] of Object.entries(value)) {
       if (key === 'pattern' && typeof child === 'string') found.push({ path: [...at, key], pattern: child })
-      else if (key === 'patternProperties' && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+      else if (key === 'patternProperties' && isRecord(child)) {
         for (const name of Object.keys(child)) found.push({ path: [...at, key, name], pattern: name })
       }
       // `enum`, `const`, `default` and `examples` hold data, not schemas.

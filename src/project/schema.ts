@@ -9,8 +9,13 @@ import { FLOW_FILE_SCHEMA } from '../model/shapes.js'
 export type { JsonSchema }
 
 function nextSchema(kind: NodeKind): JsonSchema | null {
-  if (kind.ports({}).length === 0) return null
-  if (kind.singlePort) return { type: 'string', minLength: 1, description: 'The id of the node that runs next.' }
+  if (kind.ports(kind.parseSettings({})).length === 0) return null
+  const single: JsonSchema = { type: 'string', minLength: 1, description: 'The id of the node that runs next.' }
+  if (kind.singlePort && kind.optionalPorts) {
+    const map = { type: 'object', additionalProperties: { type: 'string', minLength: 1 }, description: 'Port name → id of the node that runs next.' }
+    return { anyOf: [single, map] }
+  }
+  if (kind.singlePort) return single
   return {
     type: 'object',
     additionalProperties: { type: 'string', minLength: 1 },

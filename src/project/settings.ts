@@ -19,6 +19,7 @@ import {
 import { describeSchemaErrors } from './schema-messages.js'
 import { PROJECT_FILE_SCHEMA } from '../model/shapes.js'
 import { parseYamlSource, ProblemCollector, type YamlSource } from './yaml-source.js'
+import { isRecord } from '../internal/is-record.js'
 
 export const PROJECT_FILE = 'flowctl.yaml'
 const PROJECT_ID = /^[a-z0-9][a-z0-9_-]*$/
@@ -37,7 +38,7 @@ export interface SettingsResult {
 
 type Raw = Record<string, unknown>
 
-const asRecord = (value: unknown): Raw => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Raw) : {})
+const asRecord = (value: unknown): Raw => (isRecord(value) ? value : {})
 const stringOr = (value: unknown, fallback: string): string => (typeof value === 'string' && value !== '' ? value : fallback)
 const ruleFlows = (value: unknown): string[] =>
   typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []

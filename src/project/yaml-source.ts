@@ -1,5 +1,7 @@
 // YAML (and JSON) source files parsed with positions, so every problem can point at the exact node.
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type YAMLError } from 'yaml'
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml'
+import { compareText } from '../internal/compare.js'
+import { nodeStart, positionFromCounter, positionInText, yamlErrorAt } from '../internal/yaml-position.js'
 import type { Position, Problem } from '../model/project.js'
 
 export type SourcePath = readonly (string | number)[]
@@ -121,10 +123,9 @@ function aliasError(doc: Document, lineCounter: LineCounter, error: unknown): { 
       return visit.BREAK
     },
   })
-  const { line, col } = lineCounter.linePos(offset)
   const reason = error instanceof Error ? error.message : String(error)
   return {
-    pos: { line, column: col },
+    pos: positionFromCounter(lineCounter, offset),
     message: `YAML aliases expand too much (${reason}); a flow file may expand at most ${MAX_ALIAS_COUNT} aliases, so write the values out or use fewer nested aliases`,
   }
 }
@@ -135,14 +136,14 @@ function yamlSyntaxError(text: string, error: YAMLError, lineCounter: LineCounte
   if (unclosed) {
     const opener = unclosedOpener(text, error.pos[0], unclosed[1] === '}' ? '{' : '[')
     if (opener !== null) {
-      const { line, col } = lineCounter.linePos(opener)
-      return { pos: { line, column: col }, message: `YAML syntax error: this "${text[opener]}" is never closed; add "${unclosed[1]}" where it should end` }
+      return {
+        pos: positionFromCounter(lineCounter, opener),
+        message: `YAML syntax error: this "${text[opener]}" is never closed; add "${unclosed[1]}" where it should end`,
+      }
     }
   }
-  const at = error.linePos?.[0] ?? { line: 1, col: 1 }
-  // yaml appends " at line L, column C:" and a code frame; the position is reported separately.
-  const message = (error.message.split(/ at line \d+, column \d+/)[0] ?? error.message).trim()
-  return { pos: { line: at.line, column: at.col }, message: `YAML syntax error: ${message}` }
+  const { line, column, message } = yamlErrorAt(error)
+  return { pos: { line, column }, message: `YAML syntax error: ${message}` }
 }
 
 /** Offset of the innermost `{` or `[` still open at `end` (quotes and comments skipped), or null. */
@@ -172,9 +173,9 @@ function jsonSyntaxError(text: string, lineCounter: LineCounter): { pos: Positio
   } catch (error) {
     const message = (error as Error).message
     const offset = /at position (\d+)/.exec(message)?.[1]
-    const { line, col } = lineCounter.linePos(offset === undefined ? text.length : Number(offset))
+    const pos = positionFromCounter(lineCounter, offset === undefined ? text.length : Number(offset))
     const said = message.replace(/ in JSON at position \d+.*$/s, '').replace(/^Unexpected end of JSON input$/, 'the file ends too early')
-    return { pos: { line, column: col }, message: `JSON syntax error: ${said}` }
+    return { pos, message: `JSON syntax error: ${said}` }
   }
 }
 
@@ -188,44 +189,32 @@ function keyText(key: unknown): string {
  */
 export function positionAt(source: YamlSource, path: SourcePath, options: PositionOptions = {}): Position {
   const known = source.knownOffset(path, options)
-  if (known !== undefined) return linePosition(source.text, known)
+  if (known !== undefined) return positionInText(source.text, known)
   let node: unknown = source.doc.contents
-  let offset = rangeStart(node) ?? 0
+  let offset = nodeStart(node) ?? 0
   for (const [index, segment] of path.entries()) {
     const last = index === path.length - 1
     if (isMap(node)) {
       const pair = node.items.find((item) => isPair(item) && keyText(item.key) === String(segment))
       if (!pair) break
-      const keyStart = rangeStart(pair.key)
+      const keyStart = nodeStart(pair.key)
       if (last && options.key && keyStart !== undefined) {
         offset = keyStart
         break
       }
       node = pair.value
-      offset = rangeStart(pair.value) ?? keyStart ?? offset
+      offset = nodeStart(pair.value) ?? keyStart ?? offset
     } else if (isSeq(node)) {
       const item = node.items[Number(segment)]
       if (item === undefined) break
       node = item
-      offset = rangeStart(item) ?? offset
+      offset = nodeStart(item) ?? offset
     } else {
       break
     }
   }
   if (options.within !== undefined) offset = offsetWithin(source, node, offset, options.within)
-  const { line, col } = source.lineCounter.linePos(offset)
-  return { line, column: col }
-}
-
-/** 1-based line and column of an offset, as yaml's LineCounter gives them. */
-function linePosition(text: string, offset: number): Position {
-  let line = 1
-  let lineStart = 0
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
-    line++
-    lineStart = i + 1
-  }
-  return { line, column: offset - lineStart + 1 }
+  return positionFromCounter(source.lineCounter, offset)
 }
 
 /** The offset of character `within` of a one-line scalar's value (after its opening quote); the scalar's start otherwise. */
@@ -238,11 +227,6 @@ function offsetWithin(source: YamlSource, node: unknown, start: number, within: 
   const quoted = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE'
   if (quoted && to - from === node.value.length + 2) return from + 1 + within
   return start
-}
-
-function rangeStart(node: unknown): number | undefined {
-  const range = (node as Node | null | undefined)?.range
-  return Array.isArray(range) ? range[0] : undefined
 }
 
 /** Collects the problems of one file, positioned by source path. */
@@ -276,5 +260,5 @@ export class ProblemCollector {
 }
 
 export function sortProblems(problems: Problem[]): Problem[] {
-  return [...problems].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column)
+  return [...problems].sort((a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column)
 }

@@ -16,6 +16,7 @@
 // so no minute between the cursor and m is skipped.
 import type { CatchUp, Flow, Project } from '../model/project.js'
 import { formatInZone, nextCronRun } from '../language/cron.js'
+import { compareText } from '../internal/compare.js'
 
 const MINUTE_MS = 60_000
 const MAX_WALK_MINUTES = 24 * 60
@@ -148,10 +149,6 @@ export class DueIndex {
     if (bucket && bucket.size === 0) this.buckets.delete(group.nextRun)
     group.nextRun = null
   }
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
 }
 
 export interface ScheduleListing {

@@ -10,6 +10,7 @@ import type { RunRecord, Store } from '../model/store.js'
 import { deliver } from './channels.js'
 import { cronMatches } from '../language/cron.js'
 import { describeHttpFailure, failedHttpOf, type HttpFailure } from '../flow/failed-http.js'
+import { compareText } from '../internal/compare.js'
 
 /** Failures listed in one alert; the total is still counted. */
 const MAX_FAILURES_LISTED = 20
@@ -52,7 +53,7 @@ async function runsOf(
   const lists = await Promise.all(flows.map((flow) => store.history.listRuns({ projectId, flow, ...query })))
   return lists
     .flat()
-    .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
+    .sort((a, b) => compareText(b.startedAt, a.startedAt))
     .slice(0, query.limit)
 }
 

@@ -5,12 +5,14 @@ import { FlowctlError } from '../errors.js'
 import { acquireFlowSlot, type FlowSlot } from '../flow/concurrency.js'
 import { concurrencyOf } from '../project/guard-settings.js'
 import { newRunId, runFlow } from '../flow/engine.js'
+import { mayPark, openParking } from '../flow/park.js'
 import type { Flow, Project } from '../model/project.js'
 import { maskSecrets } from '../language/secrets.js'
 import type { Store } from '../model/store.js'
 import { dueMinutesBetween, floorToMinute } from '../language/cron.js'
 import { DueIndex } from './due-index.js'
 import { checkAlert, checkDigest, deliverOutbox, type NotifyOptions } from './notify.js'
+import { compareText } from '../internal/compare.js'
 
 export interface TickSummary {
   ok: boolean
@@ -252,7 +254,10 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
   }
   counts.ran += 1
   try {
+    // Nobody waits for a scheduled run's answer, so it may park at a long wait (SPEC §22).
+    const parking = mayPark(flow) ? await openParking(store.waits, projectId) : undefined
     const outcome = await runFlow({
+      ...(parking ? { parking } : {}),
       project,
       flow,
       store,
@@ -308,10 +313,6 @@ async function recordSkipped(target: TickTarget, flow: Flow, scheduledFor: strin
     project.settings.limits.historyRuns,
   )
   return id
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
 }
 
 async function notifyProject(options: NotifyOptions, counts: Counts, log: (line: string) => void): Promise<void> {

@@ -3,19 +3,18 @@
 import { createHash } from 'node:crypto'
 import type { FieldPath } from '../model/document-filter.js'
 import type { DocumentChange } from '../model/store.js'
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
+import { isRecord } from '../internal/is-record.js'
 
 /** The document as read back: `_id` first (the row's id wins over a stored `_id`). Non-objects as stored. */
 export function withId(id: string, body: unknown): unknown {
-  if (!isPlainObject(body)) return body
+  if (!isRecord(body)) return body
   const { _id: _ignored, ...rest } = body
   return { _id: id, ...rest }
 }
 
 /** The document after `change`: `unset` fields removed, then `set` fields merged (top level); null for a non-object. */
 export function applyChange(body: unknown, change: DocumentChange): Record<string, unknown> | null {
-  if (!isPlainObject(body)) return null
+  if (!isRecord(body)) return null
   const next: Record<string, unknown> = { ...body }
   for (const field of change.unset) delete next[field]
   for (const [field, value] of Object.entries(change.set)) if (field !== '_id' && value !== undefined) next[field] = value

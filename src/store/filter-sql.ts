@@ -3,6 +3,7 @@
 // SQL text comes from the filter as written plus the JSON type of each value (a number compares
 // with numbers, a string with strings: no cross-type matching, as in MongoDB). Field paths are
 // validated when read (letters, digits, `_`, `-`) and quoted here, so they cannot carry SQL either.
+import { canonicalJson } from '../internal/canonical-json.js'
 import type { FieldPath, FilterNode, SortKey } from '../model/document-filter.js'
 
 /** Collects parameters and hands out the dialect's placeholder for each. */
@@ -47,33 +48,6 @@ function kindOf(value: unknown): JsonKind {
   if (typeof value === 'boolean') return 'boolean'
   if (Array.isArray(value)) return 'array'
   return typeof value === 'object' ? 'object' : 'other'
-}
-
-// eslint-disable-next-line no-control-regex -- every ASCII character, controls included
-const ASCII = /^[\x00-\x7f]*$/
-
-/**
- * Shorter keys first, then by UTF-8 bytes: PostgreSQL's jsonb key order. ASCII keys (nearly all)
- * compare as they are: their length is their byte length and code unit order is byte order.
- */
-function compareKeys(a: string, b: string): number {
-  if (ASCII.test(a) && ASCII.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
-  return Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b))
-}
-
-/**
- * The value with object keys in jsonb order, deeply. SQLite stores documents in this form, so that
- * whole-object equality can compare text and both stores give documents back with the same key order.
- */
-export function canonicalJson(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonicalJson)
-  if (value === null || typeof value !== 'object') return value
-  const source = value as Record<string, unknown>
-  const out: Record<string, unknown> = {}
-  for (const key of Object.keys(source).sort(compareKeys)) {
-    if (source[key] !== undefined) out[key] = canonicalJson(source[key])
-  }
-  return out
 }
 
 // ---- SQLite: a quoted path literal ($."a"."b"). Equality compares the field's JSON text (`->`), which

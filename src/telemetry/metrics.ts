@@ -13,7 +13,8 @@ export interface ProjectGauges {
   projectId: string
   /** Queued async runs; null when the store cannot be asked (down). */
   asyncQueueDepth: number | null
-  waitingRuns: number
+  /** Runs parked at a callback wait or a long sleep (SPEC §22); null when the store cannot be asked. */
+  waitingRuns: number | null
   /** Seconds the scheduler is behind; null when the project has no enabled schedule. */
   scheduleLagSeconds: number | null
   storeUp: boolean
@@ -75,7 +76,7 @@ export class RunMetrics {
       if (visible(labels[0])) out.push(sample('flowctl_rejections_total', { project: labels[0], code: labels[1] }, value))
     }
     gaugeFamily(out, 'flowctl_async_queue_depth', 'Async runs waiting in the queue.', gauges, (g) => g.asyncQueueDepth)
-    gaugeFamily(out, 'flowctl_waiting_runs', 'Runs parked in a wait (always 0 until durable waits exist).', gauges, (g) => g.waitingRuns)
+    gaugeFamily(out, 'flowctl_waiting_runs', 'Runs parked at a callback wait or a long sleep, not finished yet.', gauges, (g) => g.waitingRuns)
     gaugeFamily(
       out,
       'flowctl_schedule_lag_seconds',

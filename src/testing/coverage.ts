@@ -3,6 +3,7 @@
 import type { Flow } from '../model/project.js'
 import type { ReachedStep } from './run-case.js'
 import { nodePorts } from './test-file.js'
+import { compareText } from '../internal/compare.js'
 
 export interface FlowCoverage {
   flow: string
@@ -22,7 +23,7 @@ export function flowCoverage(flows: Iterable<Flow>, reached: ReachedStep[]): Flo
     if (step.port !== null) seenPorts.add(`${step.flow}\0${step.nodeId}\0${step.port}`)
   }
   const report: FlowCoverage[] = []
-  for (const flow of [...flows].sort((a, b) => (a.slug < b.slug ? -1 : 1))) {
+  for (const flow of [...flows].sort((a, b) => compareText(a.slug, b.slug))) {
     const missedNodes = flow.nodes.filter((node) => !seenNodes.has(`${flow.slug}\0${node.id}`)).map((node) => node.id)
     const ports = flow.nodes.flatMap((node) => nodePorts(node).map((port) => ({ node: node.id, port })))
     const missedPorts = ports.filter(({ node, port }) => !seenPorts.has(`${flow.slug}\0${node}\0${port}`)).map(({ node, port }) => `${node}.${port}`)

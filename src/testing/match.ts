@@ -2,6 +2,7 @@
 // length; anything else: equal) and a readable diff of what did not match.
 import { createRequire } from 'node:module'
 import { stringify } from 'yaml'
+import { isRecord } from '../internal/is-record.js'
 
 // jsdiff is needed only when a case fails: required then, not on every `flowctl test` start.
 const require = createRequire(import.meta.url)
@@ -13,14 +14,12 @@ export interface Mismatch {
   message: string
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
-
 const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key))
 
 /** Every place where `actual` does not match `expected`; empty when it matches. */
 export function partialMatch(expected: unknown, actual: unknown, path: string): Mismatch[] {
-  if (isObject(expected)) {
-    if (!isObject(actual)) return [{ path, message: `expected a mapping, got ${describe(actual)}` }]
+  if (isRecord(expected)) {
+    if (!isRecord(actual)) return [{ path, message: `expected a mapping, got ${describe(actual)}` }]
     return Object.entries(expected).flatMap(([key, value]) =>
       key in actual ? partialMatch(value, actual[key], join(path, key)) : [{ path: join(path, key), message: `missing (expected ${describe(value)})` }],
     )
@@ -42,13 +41,13 @@ export function partialMatch(expected: unknown, actual: unknown, path: string): 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing'
   if (Array.isArray(value)) return value.length === 0 ? '[]' : `a list of ${value.length}`
-  if (isObject(value)) return 'a mapping'
+  if (isRecord(value)) return 'a mapping'
   return JSON.stringify(value)
 }
 
 /** `actual` cut down to the fields `expected` names (so the diff shows only what was checked). */
 export function shapeLike(expected: unknown, actual: unknown): unknown {
-  if (isObject(expected) && isObject(actual)) {
+  if (isRecord(expected) && isRecord(actual)) {
     const shaped: Record<string, unknown> = {}
     for (const key of Object.keys(expected)) if (key in actual) shaped[key] = shapeLike(expected[key], actual[key])
     return shaped

@@ -161,7 +161,7 @@ function checkExpectedNodes(flow: Flow, rawCase: RawCase, at: (string | number)[
 /** The ports a node can leave by: its kind's, plus `error` when it has an onError branch. */
 export function nodePorts(node: Flow['nodes'][number]): string[] {
   const kind = getNodeKind(node.type)
-  const ports = kind ? kind.ports(node.settings) : []
+  const ports = kind ? kind.ports(node.parsed) : []
   return typeof node.settings.onError === 'string' && !ports.includes('error') ? [...ports, 'error'] : ports
 }
 
@@ -171,7 +171,7 @@ export function flowsReachedFrom(flow: Flow, project: Project): Flow[] {
   const queue = [flow]
   for (let current = queue.shift(); current; current = queue.shift()) {
     for (const node of current.nodes) {
-      const slug = getNodeKind(node.type)?.calledFlow?.(node.settings)
+      const slug = getNodeKind(node.type)?.calledFlow?.(node.parsed)
       if (typeof slug !== 'string') continue
       const called = project.flows.get(slug)
       if (called && !found.has(called.slug)) {

@@ -1,6 +1,8 @@
 // Reads the text of a users file, reporting every problem with file:line:column.
 import { LineCounter, parseDocument, type Document } from 'yaml'
 import { FlowctlError } from '../errors.js'
+import { isRecord } from '../internal/is-record.js'
+import { nodeStart, positionFromCounter, yamlErrorAt } from '../internal/yaml-position.js'
 import type { Problem } from '../model/project.js'
 import { isRole, PROJECT_ID_PATTERN, USER_NAME_PATTERN, type UserEntry } from './types.js'
 
@@ -12,12 +14,7 @@ export function parseUsersText(text: string, file: string): UserEntry[] {
   const problems: Problem[] = []
   const report = (path: (string | number)[], message: string) => problems.push({ file, ...positionOf(doc, lineCounter, path), message, severity: 'error' })
 
-  for (const error of doc.errors) {
-    const [start] = error.linePos ?? [{ line: 1, col: 1 }]
-    // yaml's messages end with " at line L, column C:" and a code excerpt; the position is ours.
-    const message = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')
-    problems.push({ file, line: start.line, column: start.col, message, severity: 'error' })
-  }
+  for (const error of doc.errors) problems.push({ file, ...yamlErrorAt(error), severity: 'error' })
   if (problems.length > 0) throw invalid(file, problems)
 
   const data: unknown = doc.toJS()
@@ -58,10 +55,6 @@ export function parseUsersText(text: string, file: string): UserEntry[] {
   return users
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 function invalid(file: string, problems: Problem[]): FlowctlError {
   return new FlowctlError('USERS_FILE_INVALID', `the users file ${file} is invalid`, { problems })
 }
@@ -70,11 +63,8 @@ function invalid(file: string, problems: Problem[]): FlowctlError {
 function positionOf(doc: Document, lineCounter: LineCounter, path: (string | number)[]): { line: number; column: number } {
   for (let length = path.length; length >= 0; length--) {
     const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true)
-    const range = (node as { range?: [number, number, number] } | null | undefined)?.range
-    if (range) {
-      const { line, col } = lineCounter.linePos(range[0])
-      return { line, column: col }
-    }
+    const start = nodeStart(node)
+    if (start !== undefined) return positionFromCounter(lineCounter, start)
   }
   return { line: 1, column: 1 }
 }

@@ -5,6 +5,7 @@ import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/pro
 import { basename, dirname, join } from 'node:path'
 import { stringify } from 'yaml'
 import { FlowctlError } from '../errors.js'
+import { temporaryPathBeside } from '../internal/ids.js'
 import { withFileLock } from './file-lock.js'
 import { parseUsersText } from './parse-users.js'
 import { isRole, PROJECT_ID_PATTERN, USER_NAME_PATTERN, type Role, type UserEntry } from './types.js'
@@ -146,7 +147,7 @@ async function writeUsers(file: string, users: UserEntry[]): Promise<void> {
   const text =
     '# flowctl users: managed by `flowctl users`. Only token hashes are stored here.\n' +
     stringify({ users: users.map(({ name, tokenHash, grants, createdAt }) => ({ name, tokenHash, grants, createdAt })) })
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  const temp = temporaryPathBeside(file)
   try {
     await writeFile(temp, text, { mode: 0o600 })
     await rename(temp, file)

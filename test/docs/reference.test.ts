@@ -92,6 +92,18 @@ describe('docs/reference/node-kinds.md', () => {
     expect([...rows.keys()].sort()).toEqual([...nodeKinds.keys()].sort())
   })
 
+  it('names the ports of every kind in its row ("none" for a kind that ends the run)', () => {
+    for (const [type, kind] of nodeKinds) {
+      const ports = kind.ports(kind.parseSettings({}))
+      const cell = rows.get(type)?.[2] ?? ''
+      if (ports.length === 0) expect(cell, `ports of ${type}`).toBe('none')
+      expect(
+        ports.filter((port) => !cell.includes(port)),
+        `ports of ${type} missing from its row`,
+      ).toEqual([])
+    }
+  })
+
   it('names every setting of a kind in its row (retry and onError are said once, below the table)', () => {
     const common = new Set(['description', 'retry', 'onError'])
     for (const [type, kind] of nodeKinds) {

@@ -1,15 +1,8 @@
 // Builds Flow and Project objects by hand (as the loader would) for engine and node tests.
+import { getNodeKind, parseNodeSettings } from '../../src/nodes/registry.js'
+import { startNode as startKind } from '../../src/nodes/start/kind.js'
 import { referenceName, slugify } from '../../src/project/slug.js'
-import {
-  DEFAULT_LIMITS,
-  type Flow,
-  type FlowNode,
-  type HistoryKeep,
-  type HttpMethod,
-  type Project,
-  type ProjectLimits,
-  type StartInputs,
-} from '../../src/model/project.js'
+import { DEFAULT_LIMITS, type Flow, type FlowNode, type HistoryKeep, type Project, type ProjectLimits } from '../../src/model/project.js'
 
 export interface NodeSpec {
   id: string
@@ -27,6 +20,8 @@ export function buildNode(spec: NodeSpec): FlowNode {
     name,
     refName: referenceName(name),
     settings,
+    // Typed by the node's kind, as the loader does.
+    parsed: parseNodeSettings(getNodeKind(type), settings),
     next: next === undefined ? {} : typeof next === 'string' ? { out: next } : next,
     pos: { line: 1, column: 1 },
   }
@@ -35,7 +30,6 @@ export function buildNode(spec: NodeSpec): FlowNode {
 export function buildFlow(name: string, specs: NodeSpec[]): Flow {
   const nodes = specs.map(buildNode)
   const startNode = nodes.find((node) => node.type === 'start')
-  const inputs = (startNode?.settings.inputs ?? {}) as StartInputs
   return {
     slug: slugify(name),
     name,
@@ -43,18 +37,7 @@ export function buildFlow(name: string, specs: NodeSpec[]): Flow {
     version: String(Math.random()),
     nodes,
     nodesById: new Map(nodes.map((node) => [node.id, node])),
-    start: startNode
-      ? {
-          node: startNode,
-          method: (startNode.settings.method as HttpMethod | undefined) ?? 'post',
-          auth: null,
-          inputs,
-          pathParams: Object.keys((inputs.path?.properties as Record<string, unknown> | undefined) ?? {}),
-          accept: ['json'],
-          http: true,
-          cors: null,
-        }
-      : null,
+    start: startNode ? { ...startKind.parseSettings(startNode.settings), node: startNode } : null,
     schedule: null,
   }
 }

@@ -106,6 +106,7 @@ function noting(store: Store): Store {
     schedules: store.schedules,
     guards: store.guards,
     queue: store.queue,
+    waits: store.waits,
     close: () => store.close(),
   }
 }

@@ -40,6 +40,10 @@ export function nodeContext(spec: NodeSpec, options: ContextOptions = {}): NodeC
     inputs: options.inputs,
     callFlow: options.callFlow ?? (() => Promise.reject(new Error('this node must not call flows'))),
     fetch: (url, init) => fetch(url, init),
+    canPark: false,
+    park: () => {
+      throw new Error('this run cannot park')
+    },
     sleep: (ms, signal) =>
       new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms)

@@ -3,7 +3,7 @@ import { endNode } from '../../src/nodes/end.js'
 import { ifNode } from '../../src/nodes/if.js'
 import { insertNode } from '../../src/nodes/insert.js'
 import { setNode } from '../../src/nodes/set.js'
-import { startNode } from '../../src/nodes/start.js'
+import { startNode } from '../../src/nodes/start/kind.js'
 import { switchNode } from '../../src/nodes/switch.js'
 import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
@@ -74,9 +74,10 @@ describe('switch', () => {
   })
 
   it('lists its ports from its cases and default', () => {
-    expect(switchNode.ports({ cases, default: 'other' })).toEqual(['open', 'sent', 'two', 'other'])
+    const portsOf = (settings: Record<string, unknown>) => switchNode.ports(switchNode.parseSettings(settings))
+    expect(portsOf({ cases, default: 'other' })).toEqual(['open', 'sent', 'two', 'other'])
     expect(
-      switchNode.ports({
+      portsOf({
         cases: [
           { value: 1, port: 'a' },
           { value: 2, port: 'a' },

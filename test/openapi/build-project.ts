@@ -1,6 +1,7 @@
 // Builds loaded-project objects by hand, so the generator is tested without the loader.
 import type { AuthSettings, BodyType, Flow, HttpMethod, JsonSchema, Project, StartInputs } from '../../src/model/project.js'
 import { DEFAULT_LIMITS } from '../../src/model/project.js'
+import { startNode as startKind } from '../../src/nodes/start/kind.js'
 import { buildNode, type NodeSpec } from '../flow/build.js'
 
 // One node builder for every test: the engine tests' (test/flow/build.ts).
@@ -28,17 +29,25 @@ export interface FlowSpec {
 }
 
 export function flow(spec: FlowSpec): Flow {
+  // The Start's settings as a flow file would write them; its kind types them, as the loader does.
+  const written = {
+    auth: spec.auth ?? undefined,
+    inputs: spec.inputs,
+    accept: spec.accept,
+    http: spec.http,
+    summary: spec.summary,
+    operationId: spec.operationId,
+  }
   const startNode = node({
     id: spec.startId ?? 'start',
     type: 'start',
     name: spec.startName ?? 'Start',
     method: spec.method ?? 'post',
+    ...Object.fromEntries(Object.entries(written).filter(([, value]) => value !== undefined)),
     ...(spec.startNext ? { next: spec.startNext } : {}),
   })
   const others = (spec.nodes ?? []).map(node)
   const nodes = spec.noStart ? others : [startNode, ...others]
-  const inputs = spec.inputs ?? {}
-  const pathProperties = (inputs.path?.properties ?? {}) as Record<string, unknown>
   return {
     slug: spec.slug,
     name: spec.name ?? spec.slug,
@@ -47,20 +56,7 @@ export function flow(spec: FlowSpec): Flow {
     version: `v-${spec.slug}`,
     nodes,
     nodesById: new Map(nodes.map((n) => [n.id, n])),
-    start: spec.noStart
-      ? null
-      : {
-          node: startNode,
-          method: spec.method ?? 'post',
-          auth: spec.auth ?? null,
-          inputs,
-          pathParams: Object.keys(pathProperties),
-          accept: spec.accept ?? ['json'],
-          http: spec.http ?? true,
-          cors: null,
-          ...(spec.summary ? { summary: spec.summary } : {}),
-          ...(spec.operationId ? { operationId: spec.operationId } : {}),
-        },
+    start: spec.noStart ? null : { ...startKind.parseSettings(startNode.settings), node: startNode },
     schedule: null,
   }
 }

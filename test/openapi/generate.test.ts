@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { formatOpenApi } from '../../src/openapi/format.js'
 import { generateOpenApi, type OpenApiDocument } from '../../src/openapi/generate.js'
 import type { Flow } from '../../src/model/project.js'
-import { flow, project, simpleFlow } from './build-project.js'
+import { flow, node, project, simpleFlow } from './build-project.js'
 
 const SERVER = 'http://localhost:3000'
 const generate = (flows: Flow[], settings?: { projectId?: string; name?: string }) => generateOpenApi(project(flows, settings), { serverUrl: SERVER })
@@ -195,7 +195,7 @@ describe('generateOpenApi: operations', () => {
 describe('generateOpenApi: responses', () => {
   it('lists each reachable End status as "Success" with its converted schema; unreachable Ends are left out', () => {
     const f = orderFlow()
-    f.nodes.push({ id: 'orphan', type: 'end', name: 'Orphan', refName: 'orphan', settings: { status: 418 }, next: {}, pos: { line: 1, column: 1 } })
+    f.nodes.push(node({ id: 'orphan', type: 'end', name: 'Orphan', status: 418 }))
     f.nodesById.set('orphan', f.nodes.at(-1)!)
     const responses = generate([f]).paths['/api/run/shop/create-order']!.post!.responses
     expect(Object.keys(responses)).toEqual(['201', '202', '400', '401', '413', '415', '429', '500', '503'])

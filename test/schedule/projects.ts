@@ -1,4 +1,5 @@
 // Hand-built Project objects for the scheduler's pure tests (no YAML, no loader).
+import { getNodeKind, parseNodeSettings } from '../../src/nodes/registry.js'
 import { DEFAULT_LIMITS, type Flow, type FlowNode, type NotifySettings, type Project, type Schedule } from '../../src/model/project.js'
 
 export interface FlowSpec {
@@ -8,7 +9,7 @@ export interface FlowSpec {
 }
 
 export function node(id: string, type: string, settings: Record<string, unknown> = {}, next: Record<string, string> = {}): FlowNode {
-  return { id, type, name: id, refName: id, settings, next, pos: { line: 1, column: 1 } }
+  return { id, type, name: id, refName: id, settings, parsed: parseNodeSettings(getNodeKind(type), settings), next, pos: { line: 1, column: 1 } }
 }
 
 export function makeFlow(spec: FlowSpec, defaultTimezone = 'UTC'): Flow {

@@ -8,7 +8,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { newRunId, RUN_ID_PREFIX_CHARS, RUN_ID_RANDOM_CHARS } from '../../src/store/ids.js'
+import { newRunId, RUN_ID_PREFIX_CHARS, RUN_ID_RANDOM_CHARS } from '../../src/internal/ids.js'
 import { awayFromMinuteEnd, cleanupTempDirs, makeTempDir, startServe, type StartedServe } from '../helpers.js'
 import { MAX_PROBE_MS, MAX_RSS_GROWTH, underAttack } from '../e2e/hostile-harness.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'

@@ -10,6 +10,7 @@ import { pageResponse } from './layout.js'
 import { runsTable } from './runs-table.js'
 import type { FormRunAnswer } from './form-run.js'
 import { renderSteps } from './run-page.js'
+import { isRecord } from '../../internal/is-record.js'
 
 export interface FlowPageData {
   project: Project
@@ -100,7 +101,7 @@ ${answer.trace ? html`<h3>Trace (${answer.trace.durationMs} ms)</h3>${renderStep
 
 function propertiesOf(schema: JsonSchema): Record<string, JsonSchema> {
   const properties = schema.properties
-  return properties && typeof properties === 'object' && !Array.isArray(properties) ? (properties as Record<string, JsonSchema>) : {}
+  return isRecord(properties) ? (properties as Record<string, JsonSchema>) : {}
 }
 
 function typeOf(schema: JsonSchema): string {

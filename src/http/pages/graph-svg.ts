@@ -91,7 +91,7 @@ function layoutOf(flow: Flow): Layout {
   const nodes: LaidOutNode[] = flow.nodes.map((node) => {
     const box = graph.node(node.id) as { x: number; y: number; width: number; height: number }
     const attempts = node.settings.retry === undefined ? null : retryOf(node.settings).attempts
-    const calls = getNodeKind(node.type)?.calledFlow?.(node.settings) ?? null
+    const calls = getNodeKind(node.type)?.calledFlow?.(node.parsed) ?? null
     return { id: node.id, type: node.type, name: node.name, attempts, calls, x: box.x, y: box.y, width: box.width, height: box.height }
   })
   const edges: LaidOutEdge[] = graph.edges().map((edge: { v: string; w: string; name?: string }) => {
@@ -166,7 +166,7 @@ ${edgeSvg}${nodeSvg}</svg>`
 
 /** The first line of a node's box: its kind, and the flow it runs for call and each. */
 function kindLabel(node: FlowNode): string {
-  const calls = getNodeKind(node.type)?.calledFlow?.(node.settings) ?? null
+  const calls = getNodeKind(node.type)?.calledFlow?.(node.parsed) ?? null
   return `${node.type}${calls ? ` → ${calls}` : ''}`
 }
 

@@ -88,11 +88,7 @@ export function statusBadge(status: string, httpStatus: number | null): SafeHtml
   // A run whose End answered 4xx or 5xx ran as designed, but its caller was refused: amber, not green.
   if (status === 'success' && httpStatus !== null && httpStatus >= 400) return html`<span class="badge warn">answered ${httpStatus}</span>`
   // A skipped run (SPEC §12, concurrency limit) is neither good nor bad news: a plain badge.
-  const tone = status === 'success' ? 'ok' : status === 'skipped' ? 'muted' : 'bad'
+  // A waiting run (SPEC §22) is parked, not failed: blue, like other news in progress.
+  const tone = status === 'success' ? 'ok' : status === 'skipped' ? 'muted' : status === 'waiting' ? 'info' : 'bad'
   return html`<span class="badge ${tone}">${status}${httpStatus !== null ? ` ${httpStatus}` : ''}</span>`
-}
-
-/** A page saying why it cannot be shown (sign-in, role, unknown project or run). */
-export function messagePage(status: number, title: string, message: SafeHtml | string): Response {
-  return pageResponse(status, { title, body: html`<h1>${title}</h1><section><p>${message}</p></section>` })
 }

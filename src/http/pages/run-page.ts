@@ -4,6 +4,7 @@
 import type { Flow, Project } from '../../model/project.js'
 import type { RunRecord, StoredRun, StoredTraceStep } from '../../model/store.js'
 import { failedHttpOf } from '../../flow/failed-http.js'
+import type { WaitingFacts } from '../../flow/park.js'
 import { whyNotResumable } from '../../flow/resume-from.js'
 import { html, type SafeHtml } from '../html.js'
 import { renderFlowGraph, runPathOf } from './graph-svg.js'
@@ -17,6 +18,8 @@ export interface RunPageData {
   canRun: boolean
   /** Runs that replayed this one, newest first. */
   replays: RunRecord[]
+  /** A parked run: how it waits (SPEC §22). */
+  waiting?: WaitingFacts | null
 }
 
 export function renderRunPage(data: RunPageData): Response {
@@ -41,6 +44,7 @@ ${run.replayOf ? html`<dt>${run.resumedFrom ? 'Retry of' : 'Replay of'}</dt><dd>
 ${run.resumedFrom ? html`<dt>Resumed from</dt><dd id="resumed-from">node <code>${run.resumedFrom}</code> <span class="muted">(the steps before it reused, not run again)</span></dd>` : ''}
 ${data.replays.length ? html`<dt>Replayed by</dt><dd id="replays">${data.replays.map((r, i) => html`${i ? ', ' : ''}<a href="/runs/${projectId}/${encodeURIComponent(r.id)}"><code>${r.id}</code></a> ${statusBadge(r.status, r.httpStatus)}`)}</dd>` : ''}
 ${run.status === 'error' ? html`<dt>Failed node</dt><dd class="bad"><code>${run.failedNodeId ?? '—'}</code></dd><dt>Reason</dt><dd class="bad">${run.error ?? ''}</dd>${failedHttpFacts(run)}` : ''}
+${data.waiting ? waitingFact(data.waiting) : ''}
 <dt>Branches</dt><dd>${run.ports.length ? run.ports.map((p, i) => html`${i ? ', ' : ''}<code>${p.nodeId}</code> → ${p.port}`) : html`<span class="muted">none</span>`}</dd>
 </dl>
 <div>${replayForm(data)}</div></div>
@@ -54,6 +58,12 @@ ${run.trace ? renderSteps(steps, run.status === 'error' ? run.failedNodeId : nul
 ${run.trace?.cut ? html`<p class="banner">Outputs were cut at <code>limits.traceBytes</code>; later steps show a marker instead.</p>` : ''}
 </section></div>`
   return pageResponse(200, { title: `Run ${run.id}`, body })
+}
+
+function waitingFact(waiting: WaitingFacts): SafeHtml {
+  const what = waiting.kind === 'callback' ? 'for a callback, until' : 'sleeping until'
+  const link = waiting.resumeUrl ? html` · <a id="resume-link" href="${waiting.resumeUrl}">approval page (resume link)</a>` : ''
+  return html`<dt>Waiting</dt><dd id="waiting">${what} ${timeTag(waiting.dueAt)}${link}</dd>`
 }
 
 function replayForm(data: RunPageData): SafeHtml {

@@ -32,6 +32,7 @@ import { BODY_ERROR_CODES, readJsonBody } from '../body.js'
 import type { AppContext } from '../context.js'
 import { jsonResponse } from '../respond.js'
 import { projectRole } from '../sign-in.js'
+import { isRecord } from '../../internal/is-record.js'
 
 /** A flow file and the JSON around it; far above any hand-written flow. */
 const EDIT_BODY_LIMIT = 4 * 1024 * 1024
@@ -216,7 +217,7 @@ function newFlowText(ref: FlowFileRef, slug: string, body: Record<string, unknow
   if ((text === undefined) === (flow === undefined)) throw httpError('INPUT_INVALID', ['send either flow (the flow as JSON) or text (the file)'])
   let written: string
   if (typeof text === 'string') written = checkedText(ref.file, text)
-  else if (flow !== null && typeof flow === 'object' && !Array.isArray(flow)) written = renderFlowText(ref.file, flow)
+  else if (isRecord(flow)) written = renderFlowText(ref.file, flow)
   else throw httpError('INPUT_INVALID', [text !== undefined ? 'text: must be the flow file as text' : 'flow: must be the flow as a JSON object'])
   const given = slugOfText(ref.path, written)
   if (given !== slug) {

@@ -32,11 +32,16 @@ export function metricsHandler(context: AppContext) {
 async function gaugesOf(entry: WorkspaceEntry, now = Date.now()): Promise<ProjectGauges> {
   const { project, store } = entry
   const projectId = project.settings.projectId
-  const gauges: ProjectGauges = { projectId, asyncQueueDepth: null, waitingRuns: 0, scheduleLagSeconds: null, storeUp: false }
+  const gauges: ProjectGauges = { projectId, asyncQueueDepth: null, waitingRuns: null, scheduleLagSeconds: null, storeUp: false }
   if (!store) return gauges
   try {
-    const [depth, heartbeat] = await Promise.all([store.queue.countQueued(projectId), hasSchedules(project) ? store.schedules.getHeartbeat(projectId) : null])
+    const [depth, waiting, heartbeat] = await Promise.all([
+      store.queue.countQueued(projectId),
+      store.waits.countWaiting(projectId),
+      hasSchedules(project) ? store.schedules.getHeartbeat(projectId) : null,
+    ])
     gauges.asyncQueueDepth = depth
+    gauges.waitingRuns = waiting
     gauges.storeUp = true
     // Ticks are due once a minute: the lag is the time since the last one beyond that minute.
     if (heartbeat) gauges.scheduleLagSeconds = Math.max(0, (now - Date.parse(heartbeat.at)) / 1000 - 60)

@@ -2,9 +2,10 @@
 // request: a slug is checked to be a slug, and only names read from the flows folder or built as
 // `<slug>.<ext>` are opened), versioned by the sha256 of their text, written atomically (a hidden
 // temporary file in the same folder, then a rename) one write at a time per file.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { link, lstat, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path'
+import { temporaryPathBeside } from '../../internal/ids.js'
 import type { Project } from '../../model/project.js'
 import { FLOW_FILE_EXTENSIONS, isFlowFileName } from '../flow-file.js'
 import { slugify } from '../slug.js'
@@ -109,7 +110,7 @@ export async function slugFileExists(project: Project, slug: string): Promise<bo
  * file must not exist yet: the temporary file is linked to its name, which fails if it is taken.
  */
 export async function writeFlowFile(path: string, text: string, options: { exclusive?: boolean } = {}): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`)
+  const temporary = temporaryPathBeside(path)
   const mode = options.exclusive
     ? 0o644
     : await stat(path).then(

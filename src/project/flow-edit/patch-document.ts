@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { diffArrays } from 'diff'
 import { isCollection, isMap, isNode, isScalar, isSeq, Scalar, type Document, type Node, type Pair, type YAMLMap, type YAMLSeq } from 'yaml'
+import { isRecord } from '../../internal/is-record.js'
 
 /** Aliases a Document may expand when it is compared (the loader's limit). */
 const MAX_ALIAS_COUNT = 1000
@@ -36,7 +37,7 @@ class Patcher {
 
   patch(node: unknown, value: unknown): unknown {
     if (isNode(node) && isDeepStrictEqual(node.toJS(this.doc, { maxAliasCount: MAX_ALIAS_COUNT }), value)) return node
-    if (isMap(node) && isPlainObject(value)) return this.patchMap(node, value)
+    if (isMap(node) && isRecord(value)) return this.patchMap(node, value)
     if (isSeq(node) && Array.isArray(value)) return this.patchSeq(node, value)
     if (isScalar(node) && !isCollectionValue(value)) return patchScalar(node, value)
     return this.replace(node, value, node)
@@ -158,13 +159,9 @@ function idOf(item: unknown): string | undefined {
 /** Both lists hold only maps with a text `id`, unique on each side: the nodes of a flow. */
 function isIdList(old: unknown[], value: unknown[]): boolean {
   const oldIds = old.map(idOf)
-  const newIds = value.map((item) => (isPlainObject(item) && typeof item.id === 'string' ? item.id : undefined))
+  const newIds = value.map((item) => (isRecord(item) && typeof item.id === 'string' ? item.id : undefined))
   const unique = (ids: (string | undefined)[]) => ids.every((id) => id !== undefined) && new Set(ids).size === ids.length
   return old.length > 0 && value.length > 0 && unique(oldIds) && unique(newIds)
-}
-
-function isPlainObject(value: unknown): value is Plain {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
 function isCollectionValue(value: unknown): boolean {

@@ -8,6 +8,7 @@ import { inspectExpression } from '../../language/expression.js'
 import { hasTemplate, parseTemplate, TemplateSyntaxError } from '../../language/template.js'
 import { getNodeKind } from '../../nodes/registry.js'
 import { referenceName } from '../slug.js'
+import { isRecord } from '../../internal/is-record.js'
 
 type Plain = Record<string, unknown>
 
@@ -69,7 +70,7 @@ function rewriteReferences(nodes: Plain[], beforeNodes: Plain[], previousIds: Re
   if (edgeRenames.size === 0 && refRenames.size === 0) return
   for (const node of nodes) {
     if (typeof node.next === 'string') node.next = edgeRenames.get(node.next) ?? node.next
-    else if (isPlain(node.next))
+    else if (isRecord(node.next))
       for (const [port, target] of Object.entries(node.next)) if (typeof target === 'string') node.next[port] = edgeRenames.get(target) ?? target
     if (typeof node.onError === 'string') node.onError = edgeRenames.get(node.onError) ?? node.onError
     if (refRenames.size === 0) continue
@@ -103,7 +104,7 @@ function refNameOf(node: Plain): string | null {
 function rewriteStrings(value: unknown, renames: ReadonlyMap<string, string>): unknown {
   if (typeof value === 'string') return rewriteTemplate(value, renames)
   if (Array.isArray(value)) return value.map((item) => rewriteStrings(item, renames))
-  if (isPlain(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewriteStrings(v, renames)]))
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewriteStrings(v, renames)]))
   return value
 }
 
@@ -142,10 +143,6 @@ export function rewriteTemplate(text: string, renames: ReadonlyMap<string, strin
 }
 
 function nodeList(flow: unknown): Plain[] {
-  if (!isPlain(flow) || !Array.isArray(flow.nodes)) return []
-  return flow.nodes.filter(isPlain)
-}
-
-function isPlain(value: unknown): value is Plain {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
+  if (!isRecord(flow) || !Array.isArray(flow.nodes)) return []
+  return flow.nodes.filter(isRecord)
 }

@@ -200,6 +200,33 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   },
   // Version 10: a retry from the failed step (SPEC §22) records the node it executed from.
   { version: 10, sql: 'ALTER TABLE runs ADD COLUMN resumed_from TEXT' },
+  // Version 11: parked runs (SPEC §22, src/model/waits.ts) and each project's resume key. Due times
+  // and leases are the server's clock; `state` is cleared when the run finishes.
+  {
+    version: 11,
+    sql: `
+      CREATE TABLE parked_runs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        due_at TIMESTAMPTZ NOT NULL,
+        seq INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        payload TEXT,
+        port TEXT,
+        claim_token TEXT,
+        lease_until TIMESTAMPTZ,
+        finished_at TIMESTAMPTZ
+      );
+      CREATE INDEX parked_runs_due ON parked_runs (project_id, status, due_at);
+      CREATE TABLE resume_keys (
+        project_id TEXT PRIMARY KEY,
+        key TEXT NOT NULL
+      );
+    `,
+  },
 ]
 
 /** One lock key for flowctl's migrations in this database (any number that is ours). */
@@ -211,7 +238,7 @@ export const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documen
  * Tables later migrations create: moved with the others when present, so a `public` layout made by a
  * newer flowctl opened without a schema (its schema_migrations records them) keeps them too.
  */
-const PUBLIC_TABLES_OF_LATER_VERSIONS = ['async_runs', 'idempotency_keys', 'flow_slots', 'rate_counts', 'used_signatures']
+const PUBLIC_TABLES_OF_LATER_VERSIONS = ['async_runs', 'idempotency_keys', 'flow_slots', 'rate_counts', 'used_signatures', 'parked_runs', 'resume_keys']
 
 /**
  * Creates the schema (when given) and applies pending migrations, holding a session advisory lock.

@@ -199,4 +199,31 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   },
   // Version 10: a retry from the failed step (SPEC §22) records the node it executed from.
   { version: 10, sql: 'ALTER TABLE runs ADD COLUMN resumed_from TEXT' },
+  // Version 11: parked runs (SPEC §22, src/model/waits.ts) and each project's resume key. Times are
+  // epoch ms; `state` is cleared when the run finishes, the row kept for the resume route's 409/410.
+  {
+    version: 11,
+    sql: `
+      CREATE TABLE parked_runs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        flow TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        due_at INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        payload TEXT,
+        port TEXT,
+        claim_token TEXT,
+        lease_until INTEGER,
+        finished_at INTEGER
+      );
+      CREATE INDEX parked_runs_due ON parked_runs (project_id, status, due_at);
+      CREATE TABLE resume_keys (
+        project_id TEXT PRIMARY KEY,
+        key TEXT NOT NULL
+      );
+    `,
+  },
 ]

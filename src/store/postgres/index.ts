@@ -13,6 +13,7 @@ import { PostgresGuards } from './guards.js'
 import { PostgresHistory } from './history.js'
 import { PostgresQueue } from './queue.js'
 import { PostgresSchedules } from './schedules.js'
+import { PostgresWaits } from './waits.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -75,6 +76,7 @@ class PostgresStore implements Store {
   readonly schedules: PostgresSchedules
   readonly guards: PostgresGuards
   readonly queue: PostgresQueue
+  readonly waits: PostgresWaits
   private readonly writer: PgWriter
 
   constructor(private readonly connection: PgConnection) {
@@ -84,6 +86,7 @@ class PostgresStore implements Store {
     this.schedules = new PostgresSchedules(connection)
     this.guards = new PostgresGuards(connection.query)
     this.queue = new PostgresQueue(connection.query, this.writer)
+    this.waits = new PostgresWaits(connection.query, (projectId, documents) => this.documents.insertRunDocuments(projectId, documents), this.writer.recorded)
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@
 // `history` can share one file. better-sqlite3 is synchronous; every write here is one short
 // statement or one short IMMEDIATE transaction, and busy_timeout lets other processes wait their turn.
 // Runs and documents are group-committed (commit.ts) on the store's own connection. This file opens
-// the connection and composes the ports, one file each (history, documents, schedules, guards, queue).
+// the connection and composes the ports, one file each (history, documents, schedules, guards, queue, waits).
 import type Database from 'better-sqlite3'
 import { dirname } from 'node:path'
 import { FlowctlError } from '../../errors.js'
@@ -18,6 +18,7 @@ import { SqliteHistory } from './history.js'
 import { SqliteQueue } from './queue.js'
 import { SqliteSchedules } from './schedules.js'
 import { SqliteStatements } from './statements.js'
+import { SqliteWaits } from './waits.js'
 
 export async function openSqliteStore(file: string): Promise<Store> {
   let db: Database.Database
@@ -87,6 +88,7 @@ class SqliteStore implements Store {
   readonly schedules: SqliteSchedules
   readonly guards: SqliteGuards
   readonly queue: SqliteQueue
+  readonly waits: SqliteWaits
   private readonly writer: SqliteWriter
 
   constructor(
@@ -99,6 +101,7 @@ class SqliteStore implements Store {
     this.schedules = new SqliteSchedules(db, sql)
     this.guards = new SqliteGuards(db)
     this.queue = new SqliteQueue(db, this.writer)
+    this.waits = new SqliteWaits(db, (projectId, documents) => this.documents.insertRunDocuments(projectId, documents), this.writer.recorded)
   }
 
   async close(): Promise<void> {

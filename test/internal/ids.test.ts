@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { newDocumentId } from '../../src/store/ids.js'
+import { newDocumentId } from '../../src/internal/ids.js'
 
 describe('document ids', () => {
   it('are 24 hex characters, unique, and sort by creation time (seconds first, like an ObjectId)', () => {
