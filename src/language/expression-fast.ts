@@ -1,7 +1,8 @@
 // The fast evaluator: the simple shapes most settings use (paths, literals, arithmetic, comparisons,
 // `and`/`or`, `&`, a few text built-ins) answered synchronously without JSONata, exactly as JSONata
 // would for the values it accepts; for any other value it answers NOT_PLAIN and JSONata evaluates,
-// errors included. test/flow/expression-fast.test.ts holds the two to the same answers.
+// errors included. test/flow/expression.test.ts ("simple expressions answer without JSONata, exactly
+// as JSONata would") holds the two to the same answers.
 import { boundedConcat, textForJoin, CONCAT_FUNCTION, type AstNode, type ExpressionLimits } from './expression-core.js'
 
 export type FastEvaluator = (input: Record<string, unknown>) => unknown
