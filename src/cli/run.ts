@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
-import { ERROR_CATALOG, FlowctlError } from '../errors.js'
+import { FlowctlError } from '../errors.js'
+import type { OutcomeAnswer } from '../flow/answer.js'
 import type { RunOutcome } from '../model/run.js'
 import { collect, flowOf, openProject, parsePairs, projectDir, type CommandContext } from './context.js'
 import type { TraceStep } from '../model/run.js'
@@ -121,48 +122,53 @@ async function runCommand(context: CommandContext, slugArgument: string | undefi
       )
     }
 
-    if (outcome.kind === 'invalid') {
-      const response = { status: 400, body: { ok: false, errors: outcome.errors }, runId: null }
-      if (output.json) output.data(response)
-      else {
-        output.error(output.color.red('400 invalid input'))
-        for (const error of outcome.errors) output.error(`  ${error}`)
-      }
-      return ERROR_CATALOG.INPUT_INVALID.exitCode
-    }
-    const status = outcome.kind === 'response' ? outcome.status : 500
-    const responseBody =
-      outcome.kind === 'response' ? outcome.body : { ok: false, errors: [`node ${outcome.nodeId} failed`], nodeId: outcome.nodeId, runId: outcome.runId }
-    const resumedFrom = flags.retryFailed !== undefined ? outcome.record.resumedFrom : null
-    if (output.json) {
-      const replayed = replayOf !== undefined ? { replayOf, ...(resumedFrom ? { resumedFrom } : {}) } : {}
-      output.data({ status, body: responseBody ?? null, runId: outcome.runId, ...replayed, ...(flags.trace ? { trace: outcome.trace } : {}) })
-    } else {
-      const paint = status < 400 ? output.color.green : output.color.red
-      const replayNote =
-        replayOf === undefined ? '' : resumedFrom ? `, a retry of ${replayOf} from node ${resumedFrom} (${slug})` : `, a replay of ${replayOf} (${slug})`
-      output.line(paint(`${status}`) + output.color.dim(`  run ${outcome.runId}${replayNote}`))
-      if (outcome.kind === 'failed') output.error(output.color.red(`node ${outcome.nodeId} failed: ${outcome.error}`))
-      // A text answer (an End with a non-JSON content-type) is printed as it is.
-      if (typeof responseBody === 'string' && outcome.kind === 'response' && hasTextType(outcome.headers)) output.line(responseBody)
-      else if (responseBody !== undefined) output.line(JSON.stringify(responseBody, null, 2))
-      if (flags.trace && outcome.trace) {
-        output.line(output.color.dim(`trace (${outcome.trace.durationMs} ms):`))
-        printSteps(output, outcome.trace.steps, '  ')
-      }
-    }
-    if (outcome.kind === 'failed') return ERROR_CATALOG[outcome.error === 'timeout' ? 'RUN_TIMEOUT' : 'NODE_FAILED'].exitCode
-    // An End that answers 4xx/5xx is no error of flowctl's, but the command still fails (SPEC §9).
-    return status < 400 ? 0 : 1
+    const { answerOutcome } = await import('../flow/answer.js')
+    return reportOutcome(output, outcome, answerOutcome(outcome), { ...flags, replayOf }, slug)
   } finally {
     await store.close()
     await shutdownTracing()
   }
 }
 
-function hasTextType(headers: Record<string, string>): boolean {
-  const name = Object.keys(headers).find((key) => key.toLowerCase() === 'content-type')
-  return name !== undefined && !/json/i.test(headers[name]!)
+/** The answer of the run as the Run API would give it (answerOutcome); the exit status of the command. */
+function reportOutcome(
+  output: CommandContext['output'],
+  outcome: RunOutcome,
+  answer: OutcomeAnswer,
+  flags: RunFlags & { replayOf: string | undefined },
+  slug: string,
+): number {
+  if (outcome.kind === 'invalid') {
+    if (output.json) output.data({ status: answer.status, body: answer.body, runId: null })
+    else {
+      output.error(output.color.red('400 invalid input'))
+      for (const error of outcome.errors) output.error(`  ${error}`)
+    }
+    return answer.error!.exitCode
+  }
+  const { replayOf } = flags
+  const resumedFrom = flags.retryFailed !== undefined ? outcome.record.resumedFrom : null
+  if (output.json) {
+    const replayed = replayOf !== undefined ? { replayOf, ...(resumedFrom ? { resumedFrom } : {}) } : {}
+    output.data({ status: answer.status, body: answer.body ?? null, runId: outcome.runId, ...replayed, ...(flags.trace ? { trace: outcome.trace } : {}) })
+  } else {
+    const paint = answer.status < 400 ? output.color.green : output.color.red
+    const replayNote =
+      replayOf === undefined ? '' : resumedFrom ? `, a retry of ${replayOf} from node ${resumedFrom} (${slug})` : `, a replay of ${replayOf} (${slug})`
+    output.line(paint(`${answer.status}`) + output.color.dim(`  run ${outcome.runId}${replayNote}`))
+    // The message of a failed run's error names the node and the reason.
+    if (answer.error) output.error(output.color.red(answer.error.message))
+    // A text answer (an End with a non-JSON content-type) is printed as it is.
+    if (answer.text && typeof answer.body === 'string') output.line(answer.body)
+    else if (answer.body !== undefined) output.line(JSON.stringify(answer.body, null, 2))
+    if (flags.trace && outcome.trace) {
+      output.line(output.color.dim(`trace (${outcome.trace.durationMs} ms):`))
+      printSteps(output, outcome.trace.steps, '  ')
+    }
+  }
+  // A failed run exits as its error says; an End that answers 4xx/5xx is no error of flowctl's, but the command still fails (SPEC §9).
+  if (answer.error) return answer.error.exitCode
+  return answer.status < 400 ? 0 : 1
 }
 
 /** Trace steps, one line each plus the output; attempts are numbered and sub-flow steps indented under their step. */

@@ -27,7 +27,8 @@ import { newRunId } from '../internal/ids.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'
-import type { NodeFetch, ResumePoint, RunOptions, RunOutcome, RunResponse, RunSleep, TraceStep } from '../model/run.js'
+import type { NodeFetch, ResumePoint, RunOptions, RunOutcome, RunSleep, Trace, TraceStep } from '../model/run.js'
+import { runResponse } from './answer.js'
 import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
 import type { ValidatedInput } from './inputs.js'
 import type { WaitKind, WakePort } from '../model/waits.js'
@@ -181,13 +182,18 @@ async function settleRun(walk: Walk, ending: Ending, facts: RunFacts): Promise<R
     await parkWalk(walk, parked, facts, record, details, documents, durationMs)
     return { kind: 'response', runId, status: 202, body: { ok: true, runId, status: 'waiting' }, headers: {}, record }
   }
-  if (options.recordRun) await options.recordRun(record, details, responseOf(ending, runId, flow.slug), documents)
-  else await store.history.recordRun(record, project.settings.limits.historyRuns, details, documents)
-
   const trace = options.trace && walk.steps ? { trace: { runId, durationMs, steps: maskSteps(walk.steps, project) } } : {}
+  const outcome = outcomeOf(ending as Exclude<Ending, { kind: 'parked' }>, record, trace)
+  // `runResponse`: the answer a caller gets (answer.ts), kept with an async run's result.
+  if (options.recordRun) await options.recordRun(record, details, runResponse(outcome), documents)
+  else await store.history.recordRun(record, project.settings.limits.historyRuns, details, documents)
+  return outcome
+}
+
+function outcomeOf(ending: Exclude<Ending, { kind: 'parked' }>, record: RunRecord, trace: { trace?: Trace }): RunOutcome {
+  const runId = record.id
   if (ending.kind === 'failed') return { kind: 'failed', runId, nodeId: ending.nodeId, error: ending.error, record, ...trace }
-  const answer = ending as Extract<Ending, { kind: 'response' }>
-  return { kind: 'response', runId, status: answer.status, body: answer.body, headers: answer.headers, record, ...trace }
+  return { kind: 'response', runId, status: ending.status, body: ending.body, headers: ending.headers, record, ...trace }
 }
 
 /** Commits the parked run: its state, and its `waiting` record (SPEC §22, park.ts). */
@@ -320,14 +326,6 @@ export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
     return settleRun(walk, { kind: 'response', status: 204, body: undefined, headers: {} }, facts)
   }
   return settleRun(walk, await walkRun(walk, () => next), facts)
-}
-
-/** The answer a caller gets for this ending (the Run API's 500 body for a failure; SPEC §5.1). */
-function responseOf(ending: Ending, runId: string, slug: string): RunResponse {
-  if (ending.kind === 'response') return { status: ending.status, body: ending.body ?? null }
-  if (ending.kind === 'parked') return { status: 202, body: { ok: true, runId, status: 'waiting' } }
-  const errors = [ending.nodeId ? `node ${ending.nodeId} failed` : `flow ${slug} failed`]
-  return { status: 500, body: { ok: false, errors, nodeId: ending.nodeId, runId } }
 }
 
 /** One run (or sub-flow run) in progress. `current` is the node that fails when anything throws. */

@@ -11,7 +11,7 @@ import type { Flow, Project } from '../model/project.js'
 import type { Store } from '../model/store.js'
 import type { AppContext } from './context.js'
 import { sendJson, type HeaderPairs } from './respond.js'
-import { logRejected } from './routes/pages.js'
+import { logRejected } from './run-log.js'
 
 export interface AsyncRequest {
   project: Project

@@ -9,6 +9,8 @@
 // exactly once.
 // Side effects are another matter: see README "Async runs".
 import { createHash, randomUUID } from 'node:crypto'
+import { httpError } from '../errors.js'
+import { errorBody, runResponse } from '../flow/answer.js'
 import { acquireFlowSlot } from '../flow/concurrency.js'
 import { runFlow } from '../flow/engine.js'
 import { mayPark, openParking } from '../flow/park.js'
@@ -193,7 +195,7 @@ export class AsyncRunner {
     const flow = project.flows.get(claimed.flow)
     if (!flow?.start) {
       const error = `flow "${claimed.flow}" is no longer in the project`
-      return finish(failedRecord(project, claimed, 404, error), undefined, { status: 404, body: { ok: false, errors: ['flow not found'] } })
+      return finish(failedRecord(project, claimed, 404, error), undefined, { status: 404, body: errorBody(httpError('FLOW_NOT_FOUND')) })
     }
     // The flow's `concurrency` limits async runs too: a worker waits for a slot (whatever `onLimit`
     // says, since the caller already has its 202), at most the run timeout, then puts the run back.
@@ -226,7 +228,7 @@ export class AsyncRunner {
     if (outcome.kind === 'invalid') {
       // Valid at the 202; the flow changed since. Recorded as a failed run with the 400 it would answer now.
       const error = `the input is no longer valid for the flow: ${outcome.errors.join('; ')}`
-      await finish(failedRecord(project, claimed, 400, error, flow), undefined, { status: 400, body: { ok: false, errors: outcome.errors } })
+      await finish(failedRecord(project, claimed, 400, error, flow), undefined, runResponse(outcome))
     }
   }
 

@@ -5,7 +5,11 @@
 import type { IncomingMessage } from 'node:http'
 import type { ErrorCode } from '../errors.js'
 import type { BodyType } from '../model/project.js'
+import { isJsonContentType } from '../flow/answer.js'
 import { markParsedJson } from '../flow/unstorable-text.js'
+
+// Where it lived first; the End's content type (flow/answer.ts) is read with the same rule.
+export { isJsonContentType }
 
 export const MAX_JSON_DEPTH = 256
 
@@ -21,13 +25,6 @@ export type BodyResult = { ok: true; body: unknown } | { ok: false; status: 400 
 export type RequestBody = { ok: true; body: unknown; bytes: Uint8Array; type: BodyType | null } | { ok: false; status: 400 | 413 | 415; error: string }
 
 export type BytesResult = { ok: true; bytes: Uint8Array } | { ok: false; status: 413; error: string }
-
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i
-
-export function isJsonContentType(header: string | null): boolean {
-  if (!header) return false
-  return JSON_TYPE.test(mediaTypeOf(header))
-}
 
 /** `text/plain; charset=utf-8` → `text/plain` (lower case); '' when there is none. */
 export function mediaTypeOf(header: string | null): string {

@@ -5,7 +5,7 @@
 // returned as text, so h3 builds srvx's light response instead of a web Response with a stream.
 import type { H3Event } from 'h3'
 import type { FlowctlError } from '../errors.js'
-import { capErrorList } from '../flow/reason.js'
+import { errorBody } from '../flow/answer.js'
 import { rejectionsCountedFor, type RejectionCounter } from './rejections.js'
 
 export type HeaderPairs = Record<string, string>
@@ -38,8 +38,7 @@ export function sendJson(event: H3Event, status: number, body: unknown, headers?
  * errors, then "… and N more" (SPEC §17), and the error's own headers.
  */
 export function renderError(event: H3Event, error: FlowctlError): string {
-  const body = error.fields ? { ok: false, errors: capErrorList(error.errors), ...error.fields } : { ok: false, errors: capErrorList(error.errors) }
-  return sendJson(event, error.httpStatus, body, error.headers)
+  return sendJson(event, error.httpStatus, errorBody(error), error.headers)
 }
 
 /**

@@ -1,6 +1,7 @@
 // One test case through the one engine (runFlow): a fresh in-memory SQLite store (a copy of one
 // migrated once; seeded with the case's documents), http nodes answered
 // from the case's mocks (never the network), the case's secrets over the project's, and its `now`.
+import { answerOutcome } from '../flow/answer.js'
 import { runFlow } from '../flow/engine.js'
 import type { FetchAnswer, NodeFetch, TraceStep } from '../model/run.js'
 import { maskValue } from '../flow/mask.js'
@@ -75,18 +76,16 @@ export async function runCase(project: Project, testFile: TestFile, testCase: Te
       // Retry delays and wait nodes return at once, as fake timers do: a case never sleeps.
       sleep: async () => {},
     })
+    // What the Run API would answer (answerOutcome), compared with the case's expectations.
+    const answer = answerOutcome(outcome)
     if (outcome.kind === 'invalid') {
-      observed = { status: 400, body: { ok: false, errors: outcome.errors }, ports: [], failedNodeId: null, runId: null }
+      observed = { status: answer.status, body: answer.body, ports: [], failedNodeId: null, runId: null }
       notes.push(`the input was rejected: ${outcome.errors.join('; ')}`)
     } else {
       reached = outcome.trace ? reachedSteps(testFile.flow.slug, outcome.trace.steps) : []
-      if (outcome.kind === 'failed') {
-        const body = { ok: false, errors: [`node ${outcome.nodeId} failed`], nodeId: outcome.nodeId, runId: outcome.runId }
-        observed = { status: 500, body, ports: outcome.record.ports, failedNodeId: outcome.nodeId, runId: outcome.runId }
-        notes.push(`the run failed at node "${outcome.nodeId}": ${outcome.error}`)
-      } else {
-        observed = { status: outcome.status, body: outcome.body, ports: outcome.record.ports, failedNodeId: null, runId: outcome.runId }
-      }
+      const failedNodeId = outcome.kind === 'failed' ? outcome.nodeId : null
+      observed = { status: answer.status, body: answer.body, ports: outcome.record.ports, failedNodeId, runId: outcome.runId }
+      if (outcome.kind === 'failed') notes.push(`the run failed at node "${outcome.nodeId}": ${outcome.error}`)
     }
     documents = await storedDocuments(store, project.settings.projectId, inserted, Object.keys(testCase.expect.documents ?? {}))
   } finally {

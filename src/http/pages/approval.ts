@@ -2,12 +2,13 @@
 // run's input and its steps so far (as stored: secrets `***`), and Approve / Reject buttons that post
 // `{ approved: true | false, comment }` to the same URL. A plain form, so it works without
 // JavaScript; the token in the URL is the permission, so no sign-in is asked.
-import type { ErrorCode } from '../../errors.js'
+import { httpError, type ErrorCode } from '../../errors.js'
 import type { Project } from '../../model/project.js'
 import type { StoredRun } from '../../model/store.js'
 import type { ParkedRunInfo } from '../../model/waits.js'
 import { html, type SafeHtml } from '../html.js'
-import { messagePage, pageResponse, statusBadge, timeTag } from './layout.js'
+import { errorPage } from './error-page.js'
+import { pageResponse, statusBadge, timeTag } from './layout.js'
 import { renderSteps } from './run-page.js'
 
 export interface ApprovalPageData {
@@ -22,7 +23,9 @@ export interface ApprovalPageData {
 
 export function renderApprovalPage(data: ApprovalPageData): Response {
   const { project, run, check, refusal } = data
-  if (refusal === 'AUTH_REQUIRED' || !run) return messagePage(401, 'This link is not valid', 'The link is incomplete or not for this run. Ask for a new one.')
+  if (refusal === 'AUTH_REQUIRED' || !run) {
+    return errorPage(httpError('AUTH_REQUIRED', ['The link is incomplete or not for this run. Ask for a new one.']), 'This link is not valid')
+  }
   const projectId = project.settings.projectId
   const steps = run.trace?.steps ?? []
   const flowName = project.flows.get(run.flow)?.name ?? run.flow
@@ -55,7 +58,7 @@ function closedNotice(refusal: ErrorCode | null): SafeHtml {
   return html`<p class="banner">${text}</p>`
 }
 
-/** The page a form post gets back: accepted, or why not. */
+/** The page a form post gets back when its answer was taken (a refusal is the error page). */
 export function resumeAnswerPage(status: number, title: string, message: string): Response {
-  return messagePage(status, title, message)
+  return pageResponse(status, { title, body: html`<h1>${title}</h1><section><p>${message}</p></section>` })
 }

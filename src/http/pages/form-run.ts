@@ -1,9 +1,10 @@
 // The run form of the flow page (`POST /flows/<projectId>/<slug>`): form fields named
 // `path.<name>`, `query.<name>`, `headers.<name>` and `body` (JSON text) become a run through the
 // one engine, with a trace. Empty fields are left out, as an HTTP caller would leave them out.
+import { answerOutcome } from '../../flow/answer.js'
 import { capErrorList } from '../../flow/reason.js'
 import { runFlow } from '../../flow/engine.js'
-import type { Trace } from '../../model/run.js'
+import type { RunOutcome, Trace } from '../../model/run.js'
 import type { Flow, Project } from '../../model/project.js'
 import type { Store } from '../../model/store.js'
 
@@ -44,7 +45,7 @@ export async function runFromForm(options: {
       try {
         body = JSON.parse(value)
       } catch (error) {
-        return { projectId, status: 400, runId: null, errors: [`body: not valid JSON (${(error as Error).message})`] }
+        return formAnswer(projectId, { kind: 'invalid', errors: [`body: not valid JSON (${(error as Error).message})`] })
       }
       continue
     }
@@ -65,16 +66,17 @@ export async function runFromForm(options: {
     trace: true,
     signal: options.signal,
   })
-  if (outcome.kind === 'invalid') return { projectId, status: 400, runId: null, errors: capErrorList(outcome.errors) }
-  if (outcome.kind === 'failed') {
-    return {
-      projectId,
-      status: 500,
-      runId: outcome.runId,
-      errors: [`node ${outcome.nodeId} failed: ${outcome.error}`],
-      failedNodeId: outcome.nodeId,
-      trace: outcome.trace,
-    }
+  return formAnswer(projectId, outcome)
+}
+
+/** What an HTTP caller would get (answerOutcome), and a failure's reason (its error's message) too. */
+function formAnswer(projectId: string, outcome: RunOutcome): FormRunAnswer {
+  const answer = answerOutcome(outcome)
+  const runId = outcome.kind === 'invalid' ? null : outcome.runId
+  const trace = outcome.kind === 'invalid' ? undefined : outcome.trace
+  if (answer.error) {
+    const errors = answer.error.code === 'INPUT_INVALID' ? capErrorList(answer.error.errors) : [answer.error.message]
+    return { projectId, status: answer.status, runId, errors, failedNodeId: outcome.kind === 'failed' ? outcome.nodeId : undefined, trace }
   }
-  return { projectId, status: outcome.status, runId: outcome.runId, body: outcome.body ?? null, failedNodeId: null, trace: outcome.trace }
+  return { projectId, status: answer.status, runId, body: answer.body ?? null, failedNodeId: null, trace }
 }

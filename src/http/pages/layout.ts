@@ -92,8 +92,3 @@ export function statusBadge(status: string, httpStatus: number | null): SafeHtml
   const tone = status === 'success' ? 'ok' : status === 'skipped' ? 'muted' : status === 'waiting' ? 'info' : 'bad'
   return html`<span class="badge ${tone}">${status}${httpStatus !== null ? ` ${httpStatus}` : ''}</span>`
 }
-
-/** A page saying why it cannot be shown (sign-in, role, unknown project or run). */
-export function messagePage(status: number, title: string, message: SafeHtml | string): Response {
-  return pageResponse(status, { title, body: html`<h1>${title}</h1><section><p>${message}</p></section>` })
-}

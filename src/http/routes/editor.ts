@@ -19,7 +19,7 @@ import { CHALLENGES } from '../authorization.js'
 import { readRequestText } from '../body.js'
 import type { AppContext } from '../context.js'
 import { html, inlineJson, SafeHtml } from '../html.js'
-import { messagePage } from '../pages/layout.js'
+import { pageRoute } from '../pages/error-page.js'
 import { htmlResponse, jsonResponse } from '../respond.js'
 
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' }
@@ -73,19 +73,14 @@ function editorPolicy(nonce: string): string {
 }
 
 export function editorPageHandler(context: AppContext) {
-  return async (event: H3Event): Promise<Response> => {
+  return pageRoute(async (event) => {
     const projectId = getRouterParam(event, 'projectId') ?? ''
     const slug = getRouterParam(event, 'slug') ?? ''
     const access = await projectAccess(context, event, projectId, 'run')
     if (!access.ok) {
-      const { httpStatus } = access.error
-      const reason =
-        httpStatus === 401
-          ? 'Sign in at /sign-in with a user token (from "flowctl users add"), or open this page on the server\'s own machine.'
-          : httpStatus === 403
-            ? 'Editing flows needs the editor or owner role on this project.'
-            : 'This server has no such project.'
-      return messagePage(httpStatus, httpStatus === 401 ? 'Sign-in needed' : httpStatus === 403 ? 'Not allowed' : 'Not found', reason)
+      // Reading is not enough here: the 403 names the roles that may edit.
+      if (access.error.code === 'FORBIDDEN') throw httpError('FORBIDDEN', ['Editing flows needs the editor or owner role on this project.'])
+      throw access.error
     }
     const nonce = randomBytes(12).toString('base64')
     const title = slug ? `Edit ${slug}` : 'New flow'
@@ -99,7 +94,7 @@ export function editorPageHandler(context: AppContext) {
 ${scriptTags(nonce, projectId, slug)}
 </body></html>`
     return htmlResponse(200, page.value, { 'cache-control': 'no-store', 'content-security-policy': editorPolicy(nonce), 'referrer-policy': 'same-origin' })
-  }
+  })
 }
 
 /**

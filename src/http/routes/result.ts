@@ -11,12 +11,11 @@ import { getRouterParam, type H3Event } from 'h3'
 import { httpError } from '../../errors.js'
 import type { Project, StartInfo } from '../../model/project.js'
 import { challengeFor, checkRunAuth } from '../auth.js'
-import { clientIp } from '../client.js'
-import { clusterRateDecision } from '../cluster-rate-limit.js'
 import { corsHeaders, flowCors, preflightHeaders } from '../cors.js'
 import type { AppContext } from '../context.js'
 import { countRejections } from '../rejections.js'
 import { sendJson, type HeaderPairs } from '../respond.js'
+import { checkRate } from '../run/limit.js'
 
 const ALLOW = 'GET, HEAD'
 /** A GET carries no body: an hmac Start's signature is checked over empty bytes. */
@@ -36,7 +35,9 @@ export function resultHandler(context: AppContext) {
     // Answers given before the run's flow is known (429, 401) carry the CORS of any async Start that
     // allows the origin, so a browser can read them, and they are the same whatever the run id.
     const sharedCors = anyStartCors(project, readers, origin)
-    await checkRate(context, event, project, sharedCors)
+    // `runsPerMinutePerIp`, counted in the Run API's limiter (one budget per client for both routes).
+    const rated = checkRate(context, event, project, sharedCors)
+    if (rated) await rated
 
     const headers = event.req.headers
     const accepted = readers.filter((start) => checkRunAuth(start.auth, headers, project.secrets, NO_BODY).ok)
@@ -65,19 +66,6 @@ function asyncStarts(project: Project): StartInfo[] {
   const starts: StartInfo[] = []
   for (const flow of project.flows.values()) if (flow.start?.respond === 'async') starts.push(flow.start)
   return starts
-}
-
-/** `runsPerMinutePerIp`, counted in the Run API's limiter (one budget per client for both routes). */
-async function checkRate(context: AppContext, event: H3Event, project: Project, cors: HeaderPairs | undefined): Promise<void> {
-  const projectId = project.settings.projectId
-  const ip = clientIp(event, context.options)
-  const perMinute = project.settings.limits.runsPerMinutePerIp
-  const rate =
-    project.settings.rateLimitScope === 'cluster'
-      ? await clusterRateDecision(await context.workspace.storeFor(projectId), projectId, ip, perMinute)
-      : context.rateLimiter.hit(projectId, ip, perMinute)
-  if (!rate) throw httpError('STORE_UNAVAILABLE', undefined, { headers: cors })
-  if (!rate.allowed) throw httpError('RATE_LIMITED', undefined, { headers: { ...cors, 'retry-after': String(rate.retryAfterSeconds) } })
 }
 
 /** The CORS headers of the first async Start that allows `origin`; `Vary: Origin` alone when none does. */

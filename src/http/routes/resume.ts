@@ -17,6 +17,7 @@ import { isJsonContentType, mediaTypeOf, parseFormText, parseJsonText, readBodyB
 import type { AppContext } from '../context.js'
 import { jsonResponse } from '../respond.js'
 import { renderApprovalPage, resumeAnswerPage } from '../pages/approval.js'
+import { errorPage } from '../pages/error-page.js'
 
 /** Where a token stands against the run's parked row. */
 type TokenCheck = { ok: true; row: ParkedRunInfo } | { ok: false; code: ErrorCode; message?: string }
@@ -118,8 +119,7 @@ async function readPayload(event: H3Event, project: Project): Promise<unknown> {
 function refusal(check: Extract<TokenCheck, { ok: false }>, browser: boolean): Error {
   const error = httpError(check.code, check.message ? [check.message] : undefined)
   if (!browser) return error
-  const status = error.httpStatus
-  return new PageAnswer(resumeAnswerPage(status, titleOf(check.code), error.message))
+  return new PageAnswer(errorPage(error, titleOf(check.code)))
 }
 
 function titleOf(code: ErrorCode): string {

@@ -3,11 +3,13 @@
 // an HttpOnly, SameSite=Strict cookie that the pages, /api/runs and /api/events accept as the token.
 // /api/openapi keeps §5.2's rule (the header only). `POST /sign-out` forgets the cookie.
 import type { H3Event } from 'h3'
+import { ERROR_CATALOG, httpError } from '../../errors.js'
 import { readRequestText } from '../body.js'
 import { isCrossSite } from '../access.js'
 import type { AppContext } from '../context.js'
 import { html } from '../html.js'
-import { messagePage, pageResponse } from '../pages/layout.js'
+import { errorPage } from '../pages/error-page.js'
+import { pageResponse } from '../pages/layout.js'
 import { TOKEN_COOKIE } from '../sign-in.js'
 
 const MAX_FORM_BYTES = 4096
@@ -31,13 +33,15 @@ export function signInPageHandler() {
 
 export function signInHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {
-    if (isCrossSite(event)) return messagePage(403, 'Not allowed', "Sign in from this server's own page.")
+    if (isCrossSite(event)) return errorPage(httpError('FORBIDDEN', ["Sign in from this server's own page."]))
     const text = await readRequestText(event, MAX_FORM_BYTES)
     const token = text === null ? '' : (new URLSearchParams(text).get('token') ?? '').trim()
     const user = token ? await context.users.signIn(new Headers({ authorization: `Bearer ${token}` })) : null
     if (!user) {
-      context.rejections.count(null, 401)
-      return signInPage(401, 'That token belongs to no user of this server.')
+      // The sign-in form again, with the status of the catalog's refusal.
+      const status = ERROR_CATALOG.AUTH_REQUIRED.httpStatus
+      context.rejections.count(null, status)
+      return signInPage(status, 'That token belongs to no user of this server.')
     }
     const secure = event.url.protocol === 'https:' ? '; Secure' : ''
     return new Response(null, {
