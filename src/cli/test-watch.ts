@@ -12,11 +12,16 @@ const WATCHED_EXTENSIONS = new Set(['.yaml', '.yml', '.json'])
 /** Editors save in bursts (write, rename, chmod): one pass per burst. */
 const SETTLE_MS = 100
 
+function isInIgnoredFolder(dir: string, path: string): boolean {
+  return relative(dir, path)
+    .split(sep)
+    .some((part) => IGNORED_FOLDERS.has(part))
+}
+
 export function isWatchedChange(dir: string, file: string, ignoredFiles: Set<string>): boolean {
   const path = resolve(dir, file)
   if (ignoredFiles.has(path)) return false
-  const parts = relative(dir, path).split(sep)
-  if (parts.some((part) => IGNORED_FOLDERS.has(part))) return false
+  if (isInIgnoredFolder(dir, path)) return false
   const name = basename(path)
   return WATCHED_EXTENSIONS.has(extname(name).toLowerCase()) || name.startsWith('.env')
 }
@@ -27,16 +32,9 @@ function testWatchTarget(dir: string, ignoredFiles: Set<string>): WatchTarget {
     dir,
     folders: [dir, join(dir, 'flows'), join(dir, 'tests')],
     isWatched: (file) => isWatchedChange(dir, file, ignoredFiles),
-    // Without stats a path may be a folder on the way to a test file: only the ignored folders go.
-    ignored: (path, stats) => {
-      if (
-        relative(dir, path)
-          .split(sep)
-          .some((part) => IGNORED_FOLDERS.has(part))
-      )
-        return true
-      return stats !== undefined && !stats.isDirectory() && !isWatchedChange(dir, path, ignoredFiles)
-    },
+    // A folder that goes takes its test or flow files with it.
+    isWatchedFolder: (folder) => folder !== dir && !isInIgnoredFolder(dir, folder),
+    ignored: (path) => isInIgnoredFolder(dir, path),
   }
 }
 

@@ -1,13 +1,17 @@
-// The one file watcher of flowctl, shared by `serve` (reloads) and `flowctl test --watch` (reruns):
-// chokidar on a folder, filtered by a function (no glob strings since chokidar 4), plus a plain
-// folder watch as a safety net for the writes chokidar misses, plus a stat re-check after each event.
+// The one file watcher of flowctl, shared by `serve` (reloads) and `flowctl test --watch` (reruns).
+// It watches folders, never single files: chokidar follows the folder tree (its `ignored` skips every
+// file, so it opens no watch per file: 1,000 flows would cost 1,000 watchers), and a plain fs.watch
+// on each of those folders reports every name written, added, removed or renamed in it; a stat
+// re-check after each event catches the last of several quick writes.
 // Editors' "safe write" replaces a file by renaming a temporary one over it: a watch on the file's
-// old inode then sees nothing more, while these watchers follow the new file (chokidar re-adds it,
-// the folder watch reports the name). Changes are batched for `debounceMs`, dropped when the file's
-// version on disk (inode, size, mtime) was already reported, and handed over one batch at a time.
+// old inode would see nothing more, while the folder watch reports the name again. A folder that
+// appears is watched and its files are reported (they are new); a folder that goes is reported
+// itself (`isWatchedFolder` says whether that counts). Changes are batched for `debounceMs`, dropped
+// when the file's version on disk (inode, size, mtime) was already reported, and handed over one
+// batch at a time.
 import { watch as watchFolder, type FSWatcher as FolderWatcher } from 'node:fs'
-import { stat } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { readdir, stat } from 'node:fs/promises'
+import { join, resolve, sep } from 'node:path'
 import type { FSWatcher } from 'chokidar'
 
 /**
@@ -28,14 +32,20 @@ async function fileSignature(file: string): Promise<string> {
 
 /** What to watch. */
 export interface WatchTarget {
-  /** The folder chokidar watches, recursively, minus what `ignored` says. */
+  /** The folder whose tree chokidar follows, minus what `ignored` says (files are always skipped). */
   dir: string
-  /** Folders also watched with a plain, non-recursive fs.watch (missing ones are skipped). */
+  /** Folders watched even outside `dir` (missing ones are skipped until chokidar sees them appear). */
   folders: string[]
   /** Absolute paths of the files whose changes count. */
   isWatched(file: string): boolean
-  /** chokidar's `ignored` (called with and without stats). */
+  /** Folders whose appearance or removal counts as a change of the folder itself. */
+  isWatchedFolder(folder: string): boolean
+  /** Which folders to leave out (called with and without stats; a path without stats may be a file). */
   ignored(path: string, stats?: { isDirectory(): boolean }): boolean
+}
+
+function isInside(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(folder + sep)
 }
 
 export interface FileWatcherOptions {
@@ -48,11 +58,11 @@ export interface FileWatcherOptions {
 export class FileWatcher {
   #chokidar: FSWatcher | null = null
   /**
-   * chokidar watches each file on its own and now and then reports nothing at all for a write (the
-   * reload benchmark's chokidar-only baseline misses about one write in ten); a folder watch sees
-   * every write to a file in it.
+   * One plain watch per folder: it sees every write to a file in it, where chokidar's own watch per
+   * file now and then reports nothing (the reload benchmark's chokidar-only baseline misses about one
+   * write in ten) and costs a watcher per file.
    */
-  #folderWatchers: FolderWatcher[] = []
+  #folderWatchers = new Map<string, FolderWatcher>()
   #pending = new Set<string>()
   #timer: NodeJS.Timeout | null = null
   #running: Promise<void> = Promise.resolve()
@@ -66,26 +76,51 @@ export class FileWatcher {
     private readonly options: FileWatcherOptions,
   ) {}
 
-  /** Resolves once chokidar has read the folder: writes after that are seen. */
+  /** Resolves once chokidar has read the folder tree: writes after that are seen. */
   async start(): Promise<void> {
     const { watch } = await import('chokidar')
-    const watcher = watch(this.target.dir, { ignoreInitial: true, awaitWriteFinish: false, ignored: this.target.ignored })
-    const onChange = (path: string) => this.#changed(resolve(path))
-    watcher.on('add', onChange).on('change', onChange).on('unlink', onChange)
+    const { ignored } = this.target
+    // Files are never chokidar's: only folders (and paths without stats that may be folders) pass.
+    const skip = (path: string, stats?: { isDirectory(): boolean }) => (stats !== undefined && !stats.isDirectory()) || ignored(path, stats)
+    const watcher = watch(this.target.dir, { ignoreInitial: true, awaitWriteFinish: false, ignored: skip })
+    watcher.on('addDir', (path) => void this.#folderAppeared(resolve(path)))
+    watcher.on('unlinkDir', (path) => this.#folderGone(resolve(path)))
     watcher.on('error', (error) => this.options.onError(error instanceof Error ? error.message : String(error)))
     await new Promise<void>((ready) => watcher.once('ready', () => ready()))
     this.#chokidar = watcher
-    for (const folder of new Set(this.target.folders)) {
-      try {
-        const folderWatcher = watchFolder(folder, (_event, name) => {
-          if (name) this.#changed(join(folder, name.toString()))
-        })
-        folderWatcher.on('error', () => folderWatcher.close()) // the folder went away; chokidar still reports it
-        this.#folderWatchers.push(folderWatcher)
-      } catch {
-        // No such folder (yet): chokidar sees it appear.
-      }
+    const dir = resolve(this.target.dir)
+    const tree = Object.keys(watcher.getWatched()).map((folder) => resolve(folder))
+    for (const folder of new Set([...this.target.folders.map((f) => resolve(f)), ...tree.filter((f) => isInside(f, dir))])) this.#watchFolder(folder)
+  }
+
+  /** A plain watch on `folder`, replacing an earlier one (a folder removed and made again). */
+  #watchFolder(folder: string): boolean {
+    this.#folderWatchers.get(folder)?.close()
+    this.#folderWatchers.delete(folder)
+    try {
+      const folderWatcher = watchFolder(folder, (_event, name) => {
+        if (name) this.#changed(join(folder, name.toString()))
+      })
+      folderWatcher.on('error', () => folderWatcher.close()) // the folder went away; chokidar reports it
+      this.#folderWatchers.set(folder, folderWatcher)
+      return true
+    } catch {
+      return false // No such folder (yet): chokidar sees it appear.
     }
+  }
+
+  /** A new folder: watched from now on; the files already in it are new, so reported. */
+  async #folderAppeared(folder: string): Promise<void> {
+    if (this.#closed || !this.#watchFolder(folder)) return
+    if (this.target.isWatchedFolder(folder)) this.#changed(folder, true)
+    const names = await readdir(folder).catch(() => [])
+    for (const name of names) this.#changed(join(folder, name))
+  }
+
+  #folderGone(folder: string): void {
+    this.#folderWatchers.get(folder)?.close()
+    this.#folderWatchers.delete(folder)
+    if (this.target.isWatchedFolder(folder)) this.#changed(folder, true)
   }
 
   /** Watches other paths from now on (a project whose flows folder moved); pending changes are kept. */
@@ -104,15 +139,16 @@ export class FileWatcher {
   }
 
   async #stopWatching(): Promise<void> {
-    for (const folderWatcher of this.#folderWatchers) folderWatcher.close()
-    this.#folderWatchers = []
+    for (const folderWatcher of this.#folderWatchers.values()) folderWatcher.close()
+    this.#folderWatchers.clear()
     const watcher = this.#chokidar
     this.#chokidar = null
     await watcher?.close()
   }
 
-  #changed(file: string): void {
-    if (this.#closed || !this.target.isWatched(file)) return
+  /** `folder`: `file` is a folder that appeared or went (already checked by `isWatchedFolder`). */
+  #changed(file: string, folder = false): void {
+    if (this.#closed || (!folder && !this.target.isWatched(file))) return
     this.#pending.add(file)
     this.#scheduleRecheck(file)
     if (this.#timer) clearTimeout(this.#timer)

@@ -1,9 +1,10 @@
-// Reloading on change: the shared file watcher (./file-watcher.ts: chokidar on the project folder,
-// filtered by a function to flowctl.yaml, the dotenv file and the flow files, plus a plain folder
-// watch as a safety net; files replaced by rename are followed). Changes are batched for ~30 ms,
+// Reloading on change: the shared file watcher (./file-watcher.ts: a plain watch on the project
+// folder, the flows folder and the dotenv file's folder, chokidar to see those folders appear or go;
+// changes count for flowctl.yaml, the dotenv file and the flow files; files replaced by rename are
+// followed). Changes are batched for ~30 ms,
 // then `reloadProject` builds a new Project that the workspace swaps in; a flow file with problems
 // keeps its last good version (the loader does that) and its problems are logged.
-import { join, relative, resolve, sep } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { formatProblem, isFlowctlError } from '../errors.js'
 import { isFlowFileName } from '../project/flow-file.js'
 import type { Project } from '../model/project.js'
@@ -50,22 +51,22 @@ export function isWatchedFile(paths: WatchedPaths, file: string): boolean {
   return isInside(file, paths.flowsDir) && file !== paths.flowsDir && isFlowFileName(file)
 }
 
-/** chokidar's `ignored`: keep the folders on the way to the watched files, and those files. */
+/** Folders left out: all but the project folder and those down to the flows folder and the dotenv file's. */
 function ignoredBy(paths: WatchedPaths) {
-  return (path: string, stats?: { isDirectory(): boolean }): boolean => {
+  const secretsDir = dirname(paths.secretsFile)
+  return (path: string): boolean => {
     const full = resolve(path)
-    if (full === paths.dir || isInside(paths.flowsDir, full)) return false // the project folder and folders down to flows/
-    if (isInside(full, paths.flowsDir)) return stats ? !stats.isDirectory() && !isWatchedFile(paths, full) : false
-    return !isWatchedFile(paths, full)
+    return !(full === paths.dir || isInside(paths.flowsDir, full) || isInside(secretsDir, full))
   }
 }
 
-/** What the shared watcher watches for a project. */
+/** What the shared watcher watches for a project: the flows folder appearing or going reloads everything. */
 function watchTarget(paths: WatchedPaths): WatchTarget {
   return {
     dir: paths.dir,
-    folders: [paths.dir, paths.flowsDir],
+    folders: [paths.dir, paths.flowsDir, dirname(paths.secretsFile)],
     isWatched: (file) => isWatchedFile(paths, file),
+    isWatchedFolder: (folder) => folder === paths.flowsDir,
     ignored: ignoredBy(paths),
   }
 }
