@@ -7,7 +7,7 @@ import type { Output } from './output.js'
  * in the future would claim that minute before it comes, so the real tick would then skip it; one
  * minute allows for clocks that differ a little between machines.
  */
-export const FUTURE_MARGIN_MS = 60_000
+const FUTURE_MARGIN_MS = 60_000
 
 /** An ISO 8601 time given to `flag`, or a usage error that shows what was given. */
 export function parseIsoFlag(flag: string, value: string): Date {

@@ -187,7 +187,7 @@ async function describeUsersFiles(files: string[]): Promise<string> {
 }
 
 /** What the scheduler endpoint will and will not do, said once at start-up (nothing with --cron). */
-export function startupHints(projects: Project[], env: NodeJS.ProcessEnv, cron: boolean): string[] {
+function startupHints(projects: Project[], env: NodeJS.ProcessEnv, cron: boolean): string[] {
   if (cron || env.CRON_SECRET) return []
   const scheduled = projects.some((project) => [...project.flows.values()].some((flow) => flow.schedule?.enabled))
   return [

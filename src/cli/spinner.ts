@@ -3,7 +3,7 @@
 // reports 0 columns (ora divides by the width and then clears lines forever).
 import type { Output } from './output.js'
 
-export function spinnerAllowed(output: Output, stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): boolean {
+function spinnerAllowed(output: Output, stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): boolean {
   if (output.json || !stream.isTTY || 'CI' in env || 'NO_COLOR' in env || env.TERM === 'dumb') return false
   return typeof stream.columns === 'number' && stream.columns > 0
 }

@@ -38,7 +38,7 @@ async function listFiles(dir: string): Promise<string[]> {
 /** The folder of flowctl's JSON schemas, at or above `target`, that everyone who clones the project has
  * after `npm install`: `<dir>/node_modules/flowctl/schema` of the nearest folder whose package.json
  * lists flowctl, or that has flowctl installed. Null when there is none. */
-export async function projectSchemaDir(target: string): Promise<string | null> {
+async function projectSchemaDir(target: string): Promise<string | null> {
   for (let dir = resolve(target); ; dir = dirname(dir)) {
     const installed = join(dir, 'node_modules', 'flowctl')
     if ((await listsFlowctl(join(dir, 'package.json'))) || (await exists(join(installed, 'package.json')))) return join(installed, 'schema')
@@ -64,7 +64,7 @@ async function listsFlowctl(packageFile: string): Promise<boolean> {
  * folder), which resolves for everyone who clones it; otherwise a file URL that works on this
  * machine only (`portable: false`: init warns). Never a registry URL: flowctl is not published to one.
  */
-export function schemaReference(fileDir: string, schemaFile: string, projectDir: string): { reference: string; portable: boolean } {
+function schemaReference(fileDir: string, schemaFile: string, projectDir: string): { reference: string; portable: boolean } {
   const inside = !relative(projectDir, schemaFile).startsWith('..') && !isAbsolute(relative(projectDir, schemaFile))
   if (inside) return { reference: relative(fileDir, schemaFile).split(sep).join('/'), portable: true }
   return { reference: pathToFileURL(schemaFile).href, portable: false }
@@ -91,7 +91,7 @@ export interface InitResult {
 }
 
 /** Appends the template's lines that `existing` lacks; '' when nothing is missing. */
-export function missingLines(existing: string, template: string): string {
+function missingLines(existing: string, template: string): string {
   const present = new Set(existing.split(/\r?\n/).map((line) => line.trim()))
   const missing = template.split(/\r?\n/).filter((line) => line.trim() !== '' && !present.has(line.trim()))
   if (!missing.length) return ''

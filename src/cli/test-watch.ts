@@ -18,7 +18,7 @@ function isInIgnoredFolder(dir: string, path: string): boolean {
     .some((part) => IGNORED_FOLDERS.has(part))
 }
 
-export function isWatchedChange(dir: string, file: string, ignoredFiles: Set<string>): boolean {
+function isWatchedChange(dir: string, file: string, ignoredFiles: Set<string>): boolean {
   const path = resolve(dir, file)
   if (ignoredFiles.has(path)) return false
   if (isInIgnoredFolder(dir, path)) return false

@@ -8,7 +8,7 @@ import type { TestPass } from '../testing/session.js'
 import { projectDir, type CommandContext } from './context.js'
 import { jsonFlag, projectFlag } from './flags.js'
 
-export interface TestFlags {
+interface TestFlags {
   project?: string
   flow?: string
   json?: boolean
@@ -45,7 +45,7 @@ export function defineTestCommand(program: Command, context: CommandContext): vo
 }
 
 /** One pass: runs and prints; resolves to the exit code. */
-export async function testOnce(context: CommandContext, dir: string, flags: TestFlags): Promise<number> {
+async function testOnce(context: CommandContext, dir: string, flags: TestFlags): Promise<number> {
   const { runTestPass } = await import('../testing/session.js')
   const { output } = context
   // JUnit on standard output takes it over; the human lines are left out.

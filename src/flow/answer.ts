@@ -62,7 +62,7 @@ export function answerOutcome(outcome: RunOutcome, view: AnswerView = {}): Outco
  * A failed run as a catalog error: `errors` is the public line (`node <id> failed`), the node and
  * run ids are fields; the message adds the reason (secrets already masked) for the CLI and pages.
  */
-export function runFailedError(outcome: Extract<RunOutcome, { kind: 'failed' }>, view: AnswerView = {}): FlowctlError {
+function runFailedError(outcome: Extract<RunOutcome, { kind: 'failed' }>, view: AnswerView = {}): FlowctlError {
   const line = outcome.nodeId ? `node ${outcome.nodeId} failed` : `flow ${outcome.record.flow} failed`
   const fields: Record<string, unknown> = { nodeId: outcome.nodeId, runId: outcome.runId }
   if (view.replayOf !== undefined) fields.replayOf = view.replayOf
@@ -83,7 +83,7 @@ export function runResponse(outcome: RunOutcome): RunResponse {
   return { status: answer.status, body: answer.body ?? null }
 }
 
-export function isNullBodyStatus(status: number): boolean {
+function isNullBodyStatus(status: number): boolean {
   return status === 204 || status === 205 || status === 304
 }
 
@@ -97,7 +97,7 @@ export function isJsonContentType(header: string | null): boolean {
 }
 
 /** The End's content-type when it sets one that is not JSON; null otherwise. */
-export function nonJsonContentType(headers: Record<string, string> | undefined): string | null {
+function nonJsonContentType(headers: Record<string, string> | undefined): string | null {
   if (!headers) return null
   for (const name in headers) {
     if (name.length === 12 && name.toLowerCase() === 'content-type') {

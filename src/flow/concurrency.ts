@@ -11,7 +11,7 @@ const LEASE_MARGIN_MS = 15_000
 const QUEUE_POLL_MS = 10
 const QUEUE_POLL_MAX_MS = 200
 
-export function slotLeaseMs(runTimeoutMs: number): number {
+function slotLeaseMs(runTimeoutMs: number): number {
   return runTimeoutMs + LEASE_MARGIN_MS
 }
 

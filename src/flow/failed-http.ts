@@ -23,7 +23,7 @@ export interface FailedHttpStep {
 }
 
 /** The http facts of a step's output, when it is a failed http step. */
-export function httpFailureOf(output: unknown): HttpFailure | null {
+function httpFailureOf(output: unknown): HttpFailure | null {
   if (!isRecord(output) || typeof output.error !== 'string' || !isRecord(output.http)) return null
   const { method, url, status, body } = output.http
   if (typeof method !== 'string' || typeof url !== 'string') return null

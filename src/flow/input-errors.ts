@@ -17,7 +17,7 @@ export type InputLocation = 'path' | 'query' | 'headers' | 'body'
 /** A body with at most this many values is checked whole again, for every error, counted exactly. */
 export const VIEW_VALUES = 10_000
 /** The values of a larger body that the second check sees: enough to find 20 errors, and cheap. */
-export const LARGE_VIEW_VALUES = 1_000
+const LARGE_VIEW_VALUES = 1_000
 /** Errors listed for a large body before `… and more` (SPEC §17's list shows 20). */
 const LISTED_ERRORS = 20
 

@@ -12,8 +12,6 @@ import { MORE_ERRORS, POSSIBLY_MORE_ERRORS } from './reason.js'
 import { unstorableTextErrors } from './unstorable-text.js'
 import { isRecord } from '../internal/is-record.js'
 
-export type { InputLocation } from './input-errors.js'
-
 /** The validated inputs by location (what history stores and a replay sends again). */
 export interface ValidatedInput {
   body?: unknown

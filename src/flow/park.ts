@@ -92,7 +92,7 @@ export function resumeUrlOf(parking: RunParking, projectId: string, runId: strin
 const callbackFlows = new WeakMap<Flow, boolean>()
 
 /** Whether a node of the flow itself waits for a callback. */
-export function hasCallbackWait(flow: Flow): boolean {
+function hasCallbackWait(flow: Flow): boolean {
   let found = callbackFlows.get(flow)
   if (found === undefined) {
     found = flow.nodes.some(isCallbackWait)
@@ -132,7 +132,7 @@ function reaches(flow: Flow, flows: ReadonlyMap<string, Flow>, cache: Reach, own
   return visit(flow, new Set())
 }
 
-export function isCallbackWait(node: FlowNode): boolean {
+function isCallbackWait(node: FlowNode): boolean {
   return node.type === 'wait' && node.settings.until === 'callback'
 }
 
@@ -168,7 +168,7 @@ export function setServingOrigin(origin: string): void {
 }
 
 /** Where resume URLs point: FLOWCTL_PUBLIC_URL (behind a proxy), else where `serve` listens, else a path alone. */
-export function publicOrigin(env: NodeJS.ProcessEnv = process.env): string {
+function publicOrigin(env: NodeJS.ProcessEnv = process.env): string {
   const configured = env.FLOWCTL_PUBLIC_URL?.trim()
   return configured ? configured.replace(/\/+$/, '') : servingOrigin
 }

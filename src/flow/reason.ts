@@ -34,7 +34,7 @@ export function capReason(reason: string, fullLength = reason.length): string {
 }
 
 /** At most MAX_LISTED_ERRORS error strings, then `… and N more` (SPEC §17); each one capped too. */
-export const MAX_LISTED_ERRORS = 20
+const MAX_LISTED_ERRORS = 20
 const MAX_ERROR_CHARS = 500
 
 /**

@@ -9,7 +9,7 @@ import { RunBudgetSpent } from '../nodes/types.js'
  */
 export const YIELD_EVERY_MS = 5
 
-export const HTTP_CALLS_EXCEEDED = 'http calls exceed limits.httpCallsPerRun'
+const HTTP_CALLS_EXCEEDED = 'http calls exceed limits.httpCallsPerRun'
 
 export class RunBudget {
   #lastYield = performance.now()

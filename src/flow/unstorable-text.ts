@@ -8,7 +8,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const MAX_REPORTED = 5
 
 /** What is wrong with a string, or null: NUL first, then a lone surrogate. */
-export function unstorableReason(text: string): string | null {
+function unstorableReason(text: string): string | null {
   if (!SUSPECT.test(text)) return null
   if (text.includes('\u0000')) return 'contains a NUL character (\\u0000), which cannot be stored'
   if (LONE_SURROGATE.test(text)) return 'contains a lone UTF-16 surrogate (not valid Unicode), which cannot be stored'

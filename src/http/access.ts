@@ -22,7 +22,7 @@ export type Need = 'read' | 'run'
 const NEEDED_ROLE: Record<Need, Role> = { read: 'viewer', run: 'editor' }
 
 /** `localhost`, `127.x.y.z`, `[::1]`, with any port. */
-export function isLoopbackHost(host: string | null): boolean {
+function isLoopbackHost(host: string | null): boolean {
   if (!host) return false
   const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '')
   return name === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)

@@ -25,7 +25,7 @@ export interface AsyncRequest {
 }
 
 /** The result route of a run. */
-export function resultPath(projectId: string, runId: string): string {
+function resultPath(projectId: string, runId: string): string {
   return `/api/result/${projectId}/${runId}`
 }
 

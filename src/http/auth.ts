@@ -16,7 +16,7 @@ export type { SignatureUse } from './signed-webhooks.js'
 export type AuthDecision = { ok: true; once?: SignatureUse } | { ok: false; challenge: string; reason: AuthRefusal }
 
 /** What a 401 says (SPEC §21): no credential at all, a wrong one, or a signature that does not match. */
-export type AuthRefusal = 'missing credential' | 'invalid token' | 'invalid signature'
+type AuthRefusal = 'missing credential' | 'invalid token' | 'invalid signature'
 
 const ALLOWED: AuthDecision = Object.freeze({ ok: true })
 
@@ -64,7 +64,7 @@ function matchesExpected(given: string, template: string, secrets: Secrets): boo
  * is missing or blank, whatever text surrounds the secret (SPEC §17): `tok-${secrets.EMPTY}` with an
  * empty secret must not accept `Bearer tok-`.
  */
-export function resolveCredential(template: string, secrets: Secrets): string | null {
+function resolveCredential(template: string, secrets: Secrets): string | null {
   for (const name of secretNamesIn(template)) if ((secrets.get(name) ?? '').trim() === '') return null
   const text = resolveSecretText(template, secrets)
   return text === null || text.trim() === '' ? null : text

@@ -34,7 +34,7 @@ export function mediaTypeOf(header: string | null): string {
 }
 
 /** Which accepted body type a Content-Type is, or null when it is none of them. */
-export function bodyTypeOf(header: string | null, accept: readonly BodyType[]): BodyType | null {
+function bodyTypeOf(header: string | null, accept: readonly BodyType[]): BodyType | null {
   // The common case first: JSON.
   if (accept.includes('json') && isJsonContentType(header)) return 'json'
   const media = mediaTypeOf(header)

@@ -4,7 +4,7 @@
 // no known project go to one shared bucket; routes that never call it count nothing.
 import type { H3Event } from 'h3'
 
-export const UNKNOWN_PROJECT = '(unknown project)'
+const UNKNOWN_PROJECT = '(unknown project)'
 
 const COUNTED_FOR = Symbol('flowctl.rejectionsCountedFor')
 

@@ -37,7 +37,7 @@ export function sendJson(event: H3Event, status: number, body: unknown, headers?
  * throwing, such as a flow's CORS answer, stay): `{ ok: false, errors, ...fields }` with at most 20
  * errors, then "… and N more" (SPEC §17), and the error's own headers.
  */
-export function renderError(event: H3Event, error: FlowctlError): string {
+function renderError(event: H3Event, error: FlowctlError): string {
   return sendJson(event, error.httpStatus, errorBody(error), error.headers)
 }
 

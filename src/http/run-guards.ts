@@ -28,7 +28,7 @@ export interface RunGuardRequest {
 
 export type GuardEntry = { kind: 'pass'; guards: RunGuards } | { kind: 'replay'; response: Response }
 
-export interface RunGuards {
+interface RunGuards {
   /** After a run with an answer: frees the slot, stores the answer (or, for a failed run, frees the key). */
   settle<T extends Response | string>(event: H3Event, answer: T, failed: boolean): Promise<T>
   /** When no run happened (invalid input, store down): frees the slot and the key. */

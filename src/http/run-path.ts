@@ -2,7 +2,7 @@
 // its own after splitting, so an encoded `/` or `..` stays inside one segment's value and can never
 // create a new segment or reach another route.
 
-export const RUN_PREFIX = '/api/run/'
+const RUN_PREFIX = '/api/run/'
 
 export interface RunPath {
   projectId: string

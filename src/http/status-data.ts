@@ -9,15 +9,15 @@ import type { AppContext } from './context.js'
 import { describeStoreError } from '../serve/workspace.js'
 import { compareText } from '../internal/compare.js'
 
-export const HEARTBEAT_STALE_MS = 2 * 60_000
+const HEARTBEAT_STALE_MS = 2 * 60_000
 const RECENT_RUNS = 10
 
-export interface HeartbeatView {
+interface HeartbeatView {
   at: string | null
   stale: boolean
 }
 
-export interface FlowView {
+interface FlowView {
   slug: string
   name: string
   file: string
@@ -171,7 +171,7 @@ async function heartbeatOf(store: Store, projectId: string, now: Date): Promise<
   }
 }
 
-export function heartbeatView(at: string | null, now: Date): HeartbeatView {
+function heartbeatView(at: string | null, now: Date): HeartbeatView {
   if (at === null) return { at: null, stale: true }
   const time = Date.parse(at)
   return { at, stale: Number.isNaN(time) || now.getTime() - time > HEARTBEAT_STALE_MS }

@@ -129,7 +129,7 @@ export class WaitRunner {
 }
 
 /** Runs one claimed parked run on from its wait, and records or parks it again under its claim. */
-export async function resumeClaimed(claimed: ClaimedParkedRun, project: Project, store: Store, signal: AbortSignal): Promise<void> {
+async function resumeClaimed(claimed: ClaimedParkedRun, project: Project, store: Store, signal: AbortSignal): Promise<void> {
   const state = JSON.parse(claimed.state) as ParkedState
   const parking = await openParking(store.waits, claimed.projectId, { claimToken: claimed.claimToken })
   const recordRun = (record: RunRecord, details: RunDetailsText | undefined, response: RunResponse, documents: readonly RunDocument[]) => {

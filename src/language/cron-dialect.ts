@@ -8,7 +8,7 @@
 // Extensions kept: `L` in day-of-month (last day), `<day>L` (last such weekday) and `<day>#<n>`.
 
 /** What croner is given for one expression. */
-export interface CronPlan {
+interface CronPlan {
   /** 5 numeric fields croner understands. */
   pattern: string
   /** True when day-of-month and day-of-week must both match (cronie's rule, see above). */
@@ -18,7 +18,7 @@ export interface CronPlan {
 export type DialectResult = { ok: true; plan: CronPlan } | { ok: false; message: string }
 
 /** Nicknames we accept, spelled out. */
-export const NICKNAMES: Readonly<Record<string, string>> = {
+const NICKNAMES: Readonly<Record<string, string>> = {
   '@yearly': '0 0 1 1 *',
   '@annually': '0 0 1 1 *',
   '@monthly': '0 0 1 * *',

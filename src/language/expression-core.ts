@@ -19,7 +19,7 @@ export const jsonata: typeof Jsonata = (source, options) => {
 }
 
 /** How deep evaluation may nest (each step of an expression is one level; recursion adds levels). */
-export const EXPRESSION_DEPTH = 500
+const EXPRESSION_DEPTH = 500
 
 export const EXPRESSION_TIMED_OUT = 'expression timed out'
 export const EXPRESSION_TOO_LARGE = 'expression result too large'
@@ -66,7 +66,7 @@ class NoRegex {
 }
 
 /** The name of the function a range `[a..b]` is turned into: it checks the size before building. */
-export const RANGE_FUNCTION = '__flowctlRange'
+const RANGE_FUNCTION = '__flowctlRange'
 /** The same for `a & b`. */
 export const CONCAT_FUNCTION = '__flowctlConcat'
 
@@ -238,7 +238,7 @@ function fromMillis(): Jsonata.Expression {
 }
 
 /** The ExpressionError for what jsonata (or a bound) threw. */
-export function expressionErrorOf(error: unknown): ExpressionError {
+function expressionErrorOf(error: unknown): ExpressionError {
   const { code, message } = jsonataError(error)
   if (code === 'D1011' || code === 'D1012') return new ExpressionError(EXPRESSION_TIMED_OUT)
   // Past V8's own string limit, however it was built: the same bound as textChars.

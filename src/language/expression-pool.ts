@@ -24,11 +24,11 @@ export interface ExpressionJob {
 export type ExpressionReply = { ready: true } | { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string }
 
 /** Time allowed beyond `limits.expressionMs` for sending the input and the answer between processes. */
-export const DEADLINE_GRACE_MS = 25
+const DEADLINE_GRACE_MS = 25
 /** However little CPU a worker got (a busy machine), it is stopped after this many times its bound. */
 const BACKSTOP_FACTOR = 20
 /** Each worker's heap in MB: an expression that builds more fails with "expression result too large". */
-export const WORKER_HEAP_MB = 128
+const WORKER_HEAP_MB = 128
 /** How much lower than the server's a worker's scheduling priority is (nice). */
 const WORKER_NICENESS = 10
 /** Workers evaluate in parallel up to this many (on a 2-core machine: 2). */

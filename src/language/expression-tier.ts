@@ -108,7 +108,7 @@ const INLINE_TYPES = new Set([
 ])
 
 /** What an inline evaluation may read: at most this many values, and this many characters of text. */
-export const SMALL_INPUT = { values: 10_000, chars: 256 * 1024 }
+const SMALL_INPUT = { values: 10_000, chars: 256 * 1024 }
 
 /** Which roots an inline-able expression reads (null: it reads the whole input through `$`/`$$`). */
 export type InlineRoots = readonly string[] | null

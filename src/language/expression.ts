@@ -23,7 +23,7 @@ import { fastEvaluator, NOT_PLAIN, type FastEvaluator } from './expression-fast.
 import { evaluateInWorker } from './expression-pool.js'
 import { inlineRootsOf, isSmallInput, type InlineRoots } from './expression-tier.js'
 
-export { EXPRESSION_DEPTH, EXPRESSION_TIMED_OUT, EXPRESSION_TOO_LARGE, ExpressionError, type ExpressionLimits } from './expression-core.js'
+export { type ExpressionLimits } from './expression-core.js'
 
 /** A load problem inside an expression; `at` is the character offset in the expression's source. */
 export interface ExpressionProblem {

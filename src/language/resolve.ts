@@ -171,11 +171,11 @@ export async function evaluateNodeExpressions(flow: Flow, node: FlowNode, scope:
 }
 
 /** The value at a reference's path; null when any step is missing (array items by index). */
-export function lookupReference(scope: Scope, reference: Reference): unknown {
+function lookupReference(scope: Scope, reference: Reference): unknown {
   return lookupPath(scope, reference.path)
 }
 
-export function lookupPath(scope: Scope, path: readonly string[]): unknown {
+function lookupPath(scope: Scope, path: readonly string[]): unknown {
   let current: unknown = scope
   for (const segment of path) {
     if (current === null || typeof current !== 'object') return null

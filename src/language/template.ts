@@ -18,12 +18,12 @@ export interface ExpressionPart {
   offset: number
 }
 
-export interface SecretReference {
+interface SecretReference {
   kind: 'secret'
   name: string
 }
 
-export type TemplatePart = string | Reference | ExpressionPart | SecretReference
+type TemplatePart = string | Reference | ExpressionPart | SecretReference
 
 export interface ParsedTemplate {
   parts: TemplatePart[]
@@ -117,16 +117,4 @@ export class TemplateSyntaxError extends Error {}
 /** True when the string contains anything a template would replace. */
 export function hasTemplate(text: string): boolean {
   return text.includes('{{') || text.includes('${secrets.')
-}
-
-/** Every reference, expression and secret in a setting value (strings inside objects and arrays included). */
-export function collectTemplateParts(value: unknown, into: TemplatePart[] = []): TemplatePart[] {
-  if (typeof value === 'string') {
-    if (hasTemplate(value)) into.push(...parseTemplate(value).parts.filter((p) => typeof p !== 'string'))
-  } else if (Array.isArray(value)) {
-    for (const item of value) collectTemplateParts(item, into)
-  } else if (value !== null && typeof value === 'object') {
-    for (const item of Object.values(value)) collectTemplateParts(item, into)
-  }
-  return into
 }

@@ -102,7 +102,7 @@ function byAge(a: AsyncCandidate, b: AsyncCandidate): number {
 }
 
 /** `waiting`: the run parked at a callback wait or a long sleep (SPEC §22). */
-export type AsyncRunStatus = 'queued' | 'running' | 'waiting' | 'success' | 'error'
+type AsyncRunStatus = 'queued' | 'running' | 'waiting' | 'success' | 'error'
 
 /** The answer of `GET /api/result/<projectId>/<runId>`, plus the flow (its Start decides the auth). */
 export interface AsyncRunState {

@@ -5,7 +5,7 @@
 import { isRecord } from '../internal/is-record.js'
 
 export type FieldPath = readonly string[]
-export type CompareOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte'
+type CompareOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte'
 
 /** A filter tree. `V` is a value as written (may hold templates) or, once bound, plain data. */
 export type FilterNode<V = unknown> =
@@ -29,10 +29,10 @@ export interface FilterProblem {
   key?: boolean
 }
 
-export const FILTER_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$not'] as const
-export const LOGICAL_OPERATORS = ['$and', '$or', '$not'] as const
+const FILTER_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$not'] as const
+const LOGICAL_OPERATORS = ['$and', '$or', '$not'] as const
 /** A `$in` list longer than this fails the node: it would become a statement with that many parameters. */
-export const MAX_IN_VALUES = 1000
+const MAX_IN_VALUES = 1000
 
 // Letters, digits, `_` and `-` (any script); not all digits, which would read as an array position.
 const SEGMENT = /^[\p{L}\p{N}_-]+$/u

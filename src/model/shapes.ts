@@ -2,7 +2,7 @@
 // files at load time and are also published (through buildFlowSchema) for editors.
 import type { JsonSchema } from './project.js'
 
-export const CONDITION_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith', 'in', 'exists', 'empty'] as const
+const CONDITION_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith', 'in', 'exists', 'empty'] as const
 
 const CONDITION_REF = { $ref: '#/$defs/condition' }
 
@@ -50,7 +50,7 @@ export const CORS_SCHEMA: JsonSchema = {
   },
 }
 
-export const SCHEDULE_SCHEMA: JsonSchema = {
+const SCHEDULE_SCHEMA: JsonSchema = {
   description: 'Runs the flow on a cron schedule.',
   type: 'object',
   additionalProperties: false,

@@ -11,7 +11,7 @@
 // nothing, so a run finishes exactly once.
 
 export type WaitKind = 'callback' | 'sleep'
-export type ParkedStatus = 'waiting' | 'ready' | 'running' | 'done'
+type ParkedStatus = 'waiting' | 'ready' | 'running' | 'done'
 /** Which port the wait leaves by: `out` (a callback arrived, a sleep ended) or `timeout`. */
 export type WakePort = 'out' | 'timeout'
 

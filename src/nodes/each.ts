@@ -1,7 +1,7 @@
 import { defineNodeKind } from './define.js'
 import { FinalFailure, type SubFlowResult } from './types.js'
 
-export const MAX_EACH_CONCURRENCY = 16
+const MAX_EACH_CONCURRENCY = 16
 
 /** Runs a flow once per item (the item is its body), at most `concurrency` at a time. */
 export const eachNode = defineNodeKind({

@@ -8,7 +8,7 @@ export const DEFAULT_END_STATUS = 200
 /** Headers the Run API owns: an End cannot set them (transport), or the document names them itself. */
 const UNDOCUMENTED_HEADERS = new Set(['content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'x-run-id'])
 
-export interface EndSettings {
+interface EndSettings {
   status: number
   /** The body as written (bindings), resolved when the node runs. */
   body: unknown

@@ -2,8 +2,8 @@ import { boundTarget, checkFilterSettings, COLLECTION_SCHEMA, FILTER_SCHEMA, par
 import { defineNodeKind } from './define.js'
 import type { NodeContext } from './types.js'
 
-export const FIND_DEFAULT_LIMIT = 100
-export const FIND_MAX_LIMIT = 1000
+const FIND_DEFAULT_LIMIT = 100
+const FIND_MAX_LIMIT = 1000
 
 // minimum/maximum apply to numbers only and pattern to text only: one schema, one message per mistake.
 const COUNT_SCHEMA = (description: string, maximum?: number) => ({

@@ -4,14 +4,14 @@ import type { FlowNode } from '../model/project.js'
 import type { FetchAnswer, NodeFetch } from '../model/run.js'
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-export const MAX_REDIRECTS = 5
+const MAX_REDIRECTS = 5
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
 /** Headers that always carry credentials; any header set from a secret is dropped as well. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization'])
 
 /** How much of an answer's body a failed http step keeps (SPEC §21: the first 2 KiB). */
-export const FAILED_BODY_BYTES = 2048
+const FAILED_BODY_BYTES = 2048
 
 export class AnswerTooLarge extends Error {}
 export class RedirectRefused extends Error {}

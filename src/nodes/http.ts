@@ -46,7 +46,7 @@ function checkUrl(settings: Record<string, unknown>): SettingsProblem[] {
   return []
 }
 
-export interface HttpSettings {
+interface HttpSettings {
   /** Upper-case (GET default). */
   method: string
   /** The url as written (a template); built when the node runs. */

@@ -8,7 +8,7 @@ export interface RetrySettings {
   maxDelayMs: number
 }
 
-export const RETRY_DEFAULTS: Omit<RetrySettings, 'attempts'> = { delayMs: 200, factor: 2, maxDelayMs: 10_000 }
+const RETRY_DEFAULTS: Omit<RetrySettings, 'attempts'> = { delayMs: 200, factor: 2, maxDelayMs: 10_000 }
 
 /** Settings-schema properties added to every kind but start and end. */
 export const COMMON_SETTINGS: Record<string, JsonSchema> = {

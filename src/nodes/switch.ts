@@ -7,7 +7,7 @@ interface SwitchCase {
   port: string
 }
 
-export interface SwitchSettings {
+interface SwitchSettings {
   value: unknown
   cases: SwitchCase[]
   /** The port taken when no case matches (default `default`). */

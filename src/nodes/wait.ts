@@ -1,10 +1,10 @@
 import { defineNodeKind } from './define.js'
 
 /** The longest a callback wait may wait (30 days), and its default (1 day). SPEC §22. */
-export const MAX_CALLBACK_SECONDS = 2_592_000
-export const DEFAULT_CALLBACK_SECONDS = 86_400
+const MAX_CALLBACK_SECONDS = 2_592_000
+const DEFAULT_CALLBACK_SECONDS = 86_400
 
-export interface WaitSettings {
+interface WaitSettings {
   /** ms as written: a number, or a binding resolved when the node runs. */
   ms: unknown
   /** `until: callback`: park until the resume URL is posted to. */

@@ -74,7 +74,7 @@ export const ASYNC_RESULT_SCHEMA: JsonSchema = {
 const JSON_TYPE = 'application/json'
 const runIdHeader = () => ({ 'X-Run-Id': { description: 'Id of the run in run history', schema: { type: 'string' } } })
 
-export interface ReachableEnds {
+interface ReachableEnds {
   /** Reachable nodes of terminating kinds (End), in file order. */
   ends: FlowNode[]
   /** Whether some reachable port has no edge, so a run can end without an End (204). */
@@ -85,7 +85,7 @@ export interface ReachableEnds {
  * Follows `next` edges from the Start node over every port each node kind has, and `onError`
  * branches (SPEC §13, §20): an End reached after a failure answers like any other.
  */
-export function findReachableEnds(flow: Flow, startNode: FlowNode): ReachableEnds {
+function findReachableEnds(flow: Flow, startNode: FlowNode): ReachableEnds {
   const { reached, open } = reachableFrom(startNode.id, (id) => {
     const node = flow.nodesById.get(id)!
     const ports = getNodeKind(node.type)?.ports(node.parsed) ?? Object.keys(node.next)

@@ -4,7 +4,7 @@ import type { HttpMethod, JsonSchema } from '../model/project.js'
 /** A schema or a `{ $ref }` into components. */
 export type SchemaOrRef = JsonSchema
 
-export interface MediaType {
+interface MediaType {
   schema: SchemaOrRef
 }
 

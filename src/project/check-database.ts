@@ -7,7 +7,7 @@ import type { Secrets } from '../model/project.js'
 import type { ProblemCollector } from './yaml-source.js'
 
 /** Whether a (resolved) database setting is one flowctl can open. */
-export function isDatabaseSetting(value: string): boolean {
+function isDatabaseSetting(value: string): boolean {
   const setting = value.trim()
   return setting === '' || setting === 'embedded' || isPostgresUrl(setting)
 }

@@ -138,9 +138,9 @@ function checkExpression(part: ExpressionPart, context: RootContext & { at: Sour
 }
 
 /** Secrets shorter than this are easy to guess and mask ordinary text that happens to match them. */
-export const SHORT_SECRET_LENGTH = 8
+const SHORT_SECRET_LENGTH = 8
 
-export function shortSecret(value: string): boolean {
+function shortSecret(value: string): boolean {
   return value.length > 0 && value.length < SHORT_SECRET_LENGTH
 }
 

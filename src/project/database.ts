@@ -12,7 +12,7 @@ import type { DocumentIndexes } from '../model/store.js'
 import { DEFAULT_DATABASE_SCHEMA } from './settings.js'
 
 /** Where the embedded database of a project lives. */
-export function embeddedDatabaseFile(projectDir: string): string {
+function embeddedDatabaseFile(projectDir: string): string {
   return join(projectDir, '.flowctl', 'flowctl.db')
 }
 

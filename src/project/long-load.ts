@@ -5,7 +5,7 @@
 import { setFlagsFromString } from 'node:v8'
 
 /** Flow files checked in this process before the optimising compiler is turned back on. */
-export const OPTIMISE_AFTER_FILES = 500
+const OPTIMISE_AFTER_FILES = 500
 
 let checked = 0
 

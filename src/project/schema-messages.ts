@@ -42,7 +42,7 @@ function pointerSegments(pointer: string, data: unknown): (string | number)[] {
   return segments
 }
 
-export function dottedPath(path: readonly (string | number)[]): string {
+function dottedPath(path: readonly (string | number)[]): string {
   return path.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('')
 }
 

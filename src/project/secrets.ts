@@ -7,7 +7,7 @@ import type { Secrets } from '../model/project.js'
 const ENV_PREFIX = 'FLOWCTL_SECRET_'
 
 /** Parses dotenv text: `NAME=value`, `export NAME=value`, quotes, `#` comments. */
-export function parseDotenv(text: string): Map<string, string> {
+function parseDotenv(text: string): Map<string, string> {
   const values = new Map<string, string>()
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.trim()

@@ -8,7 +8,7 @@ import { dueMinutesBetween, floorToMinute } from '../language/cron.js'
 import { emptyCounts, runSchedule, type RunContext, type TickRun } from './tick.js'
 
 /** More due minutes than this in one range is refused (a typo in --from would start years of runs). */
-export const MAX_BACKFILL_RUNS = 10_000
+const MAX_BACKFILL_RUNS = 10_000
 
 export interface BackfillOptions {
   project: Project

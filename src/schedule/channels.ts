@@ -47,17 +47,17 @@ async function postWebhook(project: Project, channel: { url: string; timeoutMs: 
  * `<!channel>`, `<@U123>` and disguised links `<http://evil|click>` show as typed instead of
  * pinging everyone or hiding a link. File channels keep the text as it is.
  */
-export function webhookPayload(payload: Record<string, unknown>): Record<string, unknown> {
+function webhookPayload(payload: Record<string, unknown>): Record<string, unknown> {
   if (typeof payload.text !== 'string') return payload
   return { ...payload, text: escapeChatMarkup(payload.text) }
 }
 
-export function escapeChatMarkup(text: string): string {
+function escapeChatMarkup(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }
 
 /** `2026-11-21T09:00:00.000Z` → `20261121T090000000Z`: sorts by time, safe in every file system. */
-export function compactTime(iso: string): string {
+function compactTime(iso: string): string {
   return iso.replace(/[-:.]/g, '')
 }
 

@@ -21,13 +21,6 @@ const MAX_LATEST_RUNS = 10
 /** Longer than any webhook timeout, so a live sender keeps its lease. */
 const LEASE_MS = 120_000
 
-export interface NotifyCounts {
-  alertsChecked: number
-  alertsSent: number
-  digestsChecked: number
-  digestsSent: number
-}
-
 export interface NotifyOptions {
   project: Project
   store: Store

@@ -70,7 +70,7 @@ export type Counts = Omit<TickSummary, 'at' | 'dryRun' | 'runs'>
 
 const MINUTE_MS = 60_000
 /** The cursor (store `cursors` row) holding a project's previous tick minute, for catch-up. */
-export const PREVIOUS_TICK_CURSOR = 'tick:previous'
+const PREVIOUS_TICK_CURSOR = 'tick:previous'
 
 export function emptyCounts(): Counts {
   return { ok: true, ran: 0, errors: 0, digestsChecked: 0, digestsSent: 0, alertsChecked: 0, alertsSent: 0 }
@@ -191,7 +191,7 @@ export async function runTick(options: TickOptions): Promise<TickSummary> {
 }
 
 /** Per catch-up schedule of the project, the due minutes it missed since `previous` (see SPEC §16). */
-export function missedMinutes(project: Project, previous: string | null, minute: Date): [Flow, Date[]][] {
+function missedMinutes(project: Project, previous: string | null, minute: Date): [Flow, Date[]][] {
   if (previous === null) return [] // the first tick: nothing is known to be missed
   const after = Date.parse(previous)
   if (!(minute.getTime() - after > MINUTE_MS)) return []

@@ -19,7 +19,7 @@ export type SentEvent = ServerEvent & { id: string }
 export type EventListener = (event: SentEvent) => void
 
 /** How many of the latest `run` events a reconnecting client can be sent (SPEC §20: at least 1,000). */
-export const RESUMABLE_RUNS = 1000
+const RESUMABLE_RUNS = 1000
 
 export class EventHub {
   readonly #listeners = new Set<EventListener>()

@@ -18,7 +18,7 @@ const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1'])
  * connection: past Node's `maxRequestsPerSocket` a client that keeps sending on the socket (load
  * generators, pipelining clients) gets 503s from Node itself, which look like a store outage.
  */
-export const SERVER_LIMITS = {
+const SERVER_LIMITS = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,

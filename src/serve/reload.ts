@@ -46,7 +46,7 @@ function isInside(path: string, folder: string): boolean {
 }
 
 /** Files whose change means a reload. */
-export function isWatchedFile(paths: WatchedPaths, file: string): boolean {
+function isWatchedFile(paths: WatchedPaths, file: string): boolean {
   if (file === paths.settingsFile || file === paths.secretsFile) return true
   return isInside(file, paths.flowsDir) && file !== paths.flowsDir && isFlowFileName(file)
 }
@@ -148,7 +148,7 @@ class ProjectWatcher {
  * removed or changed, and for each changed file with problems whether its previous version is
  * still being served (the loader keeps the last good version of a broken file).
  */
-export function describeReload(previous: Project, next: Project, files: string[]): string[] {
+function describeReload(previous: Project, next: Project, files: string[]): string[] {
   const lines: string[] = []
   const before = new Map([...previous.flows.values()].map((flow) => [flow.slug, flow]))
   const after = new Map([...next.flows.values()].map((flow) => [flow.slug, flow]))

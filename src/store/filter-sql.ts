@@ -55,7 +55,7 @@ function kindOf(value: unknown): JsonKind {
 // sorts use json_extract's SQL value guarded by json_type.
 
 /** The JSON path literal of a field. */
-export function sqlitePath(path: FieldPath): string {
+function sqlitePath(path: FieldPath): string {
   return `'$${path.map((segment) => `."${segment}"`).join('')}'`
 }
 /** The field as JSON text; also used verbatim by expression indexes, which must match it. */
@@ -102,7 +102,7 @@ export const SQLITE_DIALECT: Dialect = {
 
 // ---- PostgreSQL: body #> '{a,b}' (jsonb), compared as jsonb; strings in the "C" collation (code points).
 
-export function postgresPath(path: FieldPath): string {
+function postgresPath(path: FieldPath): string {
   return `'{${path.map((segment) => `"${segment}"`).join(',')}}'`
 }
 export const postgresValue = (path: FieldPath) => `(body #> ${postgresPath(path)})`

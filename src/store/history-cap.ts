@@ -22,12 +22,12 @@
 const TRIM_RETRY_MS = 100
 
 /** How far past the cap history may grow before it is trimmed. */
-export function historySlack(cap: number): number {
+function historySlack(cap: number): number {
   return Math.min(100, Math.floor(cap / 100))
 }
 
 /** A cap below 1 (or not finite) means history is not trimmed. */
-export function isCapped(cap: number): boolean {
+function isCapped(cap: number): boolean {
   return Number.isFinite(cap) && cap >= 1
 }
 

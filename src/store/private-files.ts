@@ -7,8 +7,8 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 
-export const STATE_FOLDER = '.flowctl'
-export const PRIVATE_FOLDER_MODE = 0o700
+const STATE_FOLDER = '.flowctl'
+const PRIVATE_FOLDER_MODE = 0o700
 export const PRIVATE_FILE_MODE = 0o600
 
 /** Creates `dir` (and missing parents) readable by the owner only; an existing `.flowctl` is tightened. */

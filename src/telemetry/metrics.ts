@@ -6,7 +6,7 @@ import type { Registry } from 'prom-client'
 import type { RunRecord } from '../model/store.js'
 
 /** Upper bounds (seconds) of flowctl_run_duration_seconds: prom-client's defaults, then the run timeout's range. */
-export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
 /** What a scrape reads per project at that moment. */
 export interface ProjectGauges {

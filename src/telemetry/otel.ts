@@ -10,7 +10,7 @@ import type { FlowNode } from '../model/project.js'
 import type { ExportTarget, RunSpanStart, RunTracer, SpanEnd, TraceSpan } from './spans.js'
 
 /** How long a flush (`run`/`tick` exit, `serve` shutdown) waits for a slow collector at most. */
-export const FLUSH_TIMEOUT_MS = 5000
+const FLUSH_TIMEOUT_MS = 5000
 
 export async function createRunTracer(target: ExportTarget, warn: (line: string) => void): Promise<RunTracer> {
   const exporter = new WarnOnce(await otlpExporter(target, warn), warn)
@@ -26,7 +26,7 @@ export async function createRunTracer(target: ExportTarget, warn: (line: string)
 }
 
 /** The standard OTEL_BSP_* variables (this SDK version leaves them to the application). */
-export function batchOptions(env: NodeJS.ProcessEnv): {
+function batchOptions(env: NodeJS.ProcessEnv): {
   scheduledDelayMillis?: number
   maxQueueSize?: number
   maxExportBatchSize?: number
@@ -153,7 +153,7 @@ class OtelSpan implements TraceSpan {
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
 
 /** The caller's span from a W3C `traceparent`; a malformed one is ignored (a new trace starts). */
-export function remoteParent(header: string): Context {
+function remoteParent(header: string): Context {
   const match = TRACEPARENT.exec(header.trim().toLowerCase())
   if (!match) return ROOT_CONTEXT
   const [, version, traceId, spanId, flags] = match as unknown as [string, string, string, string, string, string | undefined]

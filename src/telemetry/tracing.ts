@@ -5,7 +5,7 @@
 import type { Project } from '../model/project.js'
 import type { ExportTarget, RunTracer } from './spans.js'
 
-export type { ExportTarget, RunSpanStart, RunTracer, SpanEnd, TraceSpan } from './spans.js'
+export type { RunTracer, TraceSpan } from './spans.js'
 
 /** The tracer of each project that exports; empty when nothing exports (the engine's null check). */
 const projectTracers = new Map<string, RunTracer>()
@@ -19,7 +19,7 @@ export function tracerFor(project: Project): RunTracer | null {
 }
 
 /** Where this project's spans go, or null when it exports none. The OTEL_* endpoints win over flowctl.yaml. */
-export function exportTargetOf(project: Project, env: NodeJS.ProcessEnv = process.env): ExportTarget | null {
+function exportTargetOf(project: Project, env: NodeJS.ProcessEnv = process.env): ExportTarget | null {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null
   if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT) return { kind: 'env' }
   const endpoint = project.settings.otlpEndpoint
@@ -54,11 +54,6 @@ export async function enableTracing(projects: readonly Project[], warn: (line: s
       warn(`telemetry: spans of project ${id} are not exported: ${error instanceof Error ? error.message : String(error)}`)
     }
   }
-}
-
-/** Exports every queued span (`flowctl run` and `tick` before they exit); bounded in time. */
-export async function flushTracing(): Promise<void> {
-  await Promise.allSettled([...tracers.values()].map(async (tracer) => (await tracer).flush()))
 }
 
 /** Flushes and stops every exporter (`serve` on shutdown); tracing is off afterwards. */

@@ -5,11 +5,11 @@ import type { Problem, Project } from '../model/project.js'
 import { sortProblems } from '../project/yaml-source.js'
 import { checkTestFile, type TestFile } from './test-file.js'
 
-export const TESTS_FOLDER = 'tests'
-export const TEST_FILE_SUFFIX = '.test.yaml'
+const TESTS_FOLDER = 'tests'
+const TEST_FILE_SUFFIX = '.test.yaml'
 
 /** Test files under tests/, relative to the project folder, sorted; empty when there is no tests/. */
-export async function listTestFiles(projectDir: string): Promise<string[]> {
+async function listTestFiles(projectDir: string): Promise<string[]> {
   const root = join(projectDir, TESTS_FOLDER)
   let entries
   try {

@@ -11,7 +11,7 @@ import { TEST_FILE_SCHEMA } from '../model/test-file-shape.js'
 
 export type HttpMock = { status: number; headers: Record<string, string>; body: unknown } | { error: 'timeout' | 'network' }
 
-export interface TestExpectation {
+interface TestExpectation {
   status?: number
   body?: unknown
   ports?: { nodeId: string; port: string }[]

@@ -2,7 +2,7 @@
 
 export type Role = 'viewer' | 'editor' | 'owner'
 
-export const ROLES: readonly Role[] = ['viewer', 'editor', 'owner']
+const ROLES: readonly Role[] = ['viewer', 'editor', 'owner']
 
 export interface UserEntry {
   name: string

@@ -125,7 +125,7 @@ function newToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url')
 }
 
-export function hashToken(token: string): string {
+function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
 

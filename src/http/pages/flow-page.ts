@@ -122,7 +122,7 @@ function describeBody(schema: JsonSchema): string {
 }
 
 /** A starting body: each property with its example, default, first enum value or an empty value of its type. */
-export function skeletonOf(schema: JsonSchema, depth = 0): unknown {
+function skeletonOf(schema: JsonSchema, depth = 0): unknown {
   if (schema.example !== undefined) return schema.example
   if (schema.default !== undefined) return schema.default
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0]

@@ -10,8 +10,8 @@ import { countRejections } from '../rejections.js'
 import { jsonResponse } from '../respond.js'
 import { requireAccess } from '../access.js'
 
-export const DEFAULT_RUNS_LIMIT = 50
-export const MAX_RUNS_LIMIT = 1000
+const DEFAULT_RUNS_LIMIT = 50
+const MAX_RUNS_LIMIT = 1000
 
 export function runsHandler(context: AppContext) {
   return async (event: H3Event): Promise<Response> => {

@@ -11,7 +11,7 @@ import { tickWorkspace } from '../../serve/tick-workspace.js'
 import { authorizationCredentials, CHALLENGES } from '../authorization.js'
 
 /** Failed secrets allowed per client IP in each 10 s window; past them the tick answers 429 (no guessing at speed). */
-export const TICK_FAILURES_PER_WINDOW = 10
+const TICK_FAILURES_PER_WINDOW = 10
 export const TICK_FAILURE_WINDOW_MS = 10_000
 
 export function tickHandler(context: AppContext) {

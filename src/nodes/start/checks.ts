@@ -10,7 +10,7 @@ import { INPUT_SECTIONS } from './settings.js'
 /** An HTTP header name (RFC 9110 token); anything else makes every request fail inside fetch/Headers. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
-export function isHeaderName(name: string): boolean {
+function isHeaderName(name: string): boolean {
   return HEADER_NAME.test(name)
 }
 

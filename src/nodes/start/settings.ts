@@ -60,7 +60,7 @@ function readInputs(value: unknown): StartInputs {
   return inputs
 }
 
-export function readAccept(value: unknown): BodyType[] {
+function readAccept(value: unknown): BodyType[] {
   if (!Array.isArray(value)) return ['json']
   const types = BODY_TYPES.filter((type) => value.includes(type))
   return types.length > 0 ? types : ['json']

@@ -151,7 +151,7 @@ export async function withFileLock<T>(path: string, work: () => Promise<T>): Pro
   }
 }
 
-export function isMissing(error: unknown): boolean {
+function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code
   return code === 'ENOENT' || code === 'ENOTDIR'
 }

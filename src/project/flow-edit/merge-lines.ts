@@ -112,7 +112,7 @@ function pairLines(a: string[], b: string[]): Int32Array | null {
 }
 
 /** A line's content for pairing: no comment, no indentation, spaces collapsed, no padding inside brackets. */
-export function lineContent(line: string): string {
+function lineContent(line: string): string {
   const trimmed = line.trim()
   if (trimmed.startsWith('#')) return trimmed
   const at = commentStart(line)

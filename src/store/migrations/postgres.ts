@@ -233,7 +233,7 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
 const MIGRATION_LOCK_KEY = 4_242_001
 
 /** The tables of migration 1: what a flowctl before `database.schema` created in `public`. */
-export const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documents', 'schedule_claims', 'heartbeats', 'cursors', 'outbox']
+const PUBLIC_TABLES_OF_VERSION_1 = ['schema_migrations', 'runs', 'documents', 'schedule_claims', 'heartbeats', 'cursors', 'outbox']
 /**
  * Tables later migrations create: moved with the others when present, so a `public` layout made by a
  * newer flowctl opened without a schema (its schema_migrations records them) keeps them too.

@@ -81,7 +81,7 @@ async function run<Row extends QueryResultRow>(query: Query, text: string, value
   return query<Row>(statementName(text), text, values)
 }
 
-export async function findPostgresDocuments(
+async function findPostgresDocuments(
   query: Query,
   projectId: string,
   collection: string,
@@ -103,7 +103,7 @@ export async function findPostgresDocuments(
   return { documents: rows.map((row) => withId(row.id, row.body)), count }
 }
 
-export async function updatePostgresDocuments(
+async function updatePostgresDocuments(
   query: Query,
   projectId: string,
   collection: string,
@@ -125,13 +125,13 @@ export async function updatePostgresDocuments(
   return { matched: Number(rows[0]?.matched ?? 0), modified: Number(rows[0]?.modified ?? 0) }
 }
 
-export async function deletePostgresDocuments(query: Query, projectId: string, collection: string, filter: FilterNode): Promise<number> {
+async function deletePostgresDocuments(query: Query, projectId: string, collection: string, filter: FilterNode): Promise<number> {
   const { where: condition, params } = where(projectId, collection, filter)
   const { rowCount } = await run(query, `DELETE FROM documents WHERE ${condition}`, params.values)
   return rowCount
 }
 
-export async function listPostgresCollections(query: Query, projectId: string): Promise<{ collection: string; count: number }[]> {
+async function listPostgresCollections(query: Query, projectId: string): Promise<{ collection: string; count: number }[]> {
   const { rows } = await run<{ collection: string; count: string }>(
     query,
     'SELECT collection, count(*) AS count FROM documents WHERE project_id = $1 GROUP BY collection ORDER BY collection COLLATE "C"',
@@ -141,7 +141,7 @@ export async function listPostgresCollections(query: Query, projectId: string): 
 }
 
 /** SQL creating the missing indexes; several instances may run it at once (errors of a lost race are ignored by the caller). */
-export function postgresIndexStatements(indexes: DocumentIndexes): string[] {
+function postgresIndexStatements(indexes: DocumentIndexes): string[] {
   const paths = new Map(
     Object.values(indexes)
       .flat()

@@ -38,7 +38,7 @@ interface PgClaimedRow extends Record<string, unknown> {
   claim_token: string
 }
 
-export const ASYNC_SQL = {
+const ASYNC_SQL = {
   queued: `SELECT COUNT(*) AS n FROM async_runs WHERE project_id = $1 AND status = 'queued'`,
   enqueue: `INSERT INTO async_runs (id, project_id, flow, method, input, received_at)
     SELECT q.id, q.project_id, q.flow, q.method, q.input, q.received_at::timestamptz

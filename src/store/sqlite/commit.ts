@@ -87,10 +87,10 @@ export type SqliteWrite =
   | { kind: 'trim'; projectId: string; keep: number }
 
 /** Column order of an enqueued row (the values of a `async-queued` write). */
-export const ASYNC_QUEUE_COLUMNS = 'id, project_id, flow, method, input, received_at'
+const ASYNC_QUEUE_COLUMNS = 'id, project_id, flow, method, input, received_at'
 
 /** The async queue's statements of the group commit (the rest of the queue is sqlite/queue.ts). */
-export class SqliteAsyncWrites {
+class SqliteAsyncWrites {
   private readonly enqueue: Database.Statement
   private readonly finish: Database.Statement
 
@@ -116,7 +116,7 @@ export class SqliteAsyncWrites {
  * row's own error (a duplicate id) by index. Throws (the raw SQLite error) when the transaction
  * failed as a whole, in which case nothing of the batch was written.
  */
-export function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements): (items: SqliteWrite[]) => CommitResult {
+function sqliteBatchCommit(db: Database.Database, sql: SqliteStatements): (items: SqliteWrite[]) => CommitResult {
   const asyncWrites = new SqliteAsyncWrites(db)
   const insertDocuments = (rows: SqliteDocumentRow[]) => {
     for (const row of rows) (row[5] ? sql.insertDocumentIfAbsent : sql.insertDocument).run(row[0], row[1], row[2], row[3], row[4])

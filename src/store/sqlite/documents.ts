@@ -20,7 +20,7 @@ const MAX_CACHED_STATEMENTS = 256
  * The count of all matches when the page itself tells it: a page that is not full (and not empty
  * past the start) holds the last match. Otherwise null, and the matches are counted.
  */
-export function knownCount(rows: number, limit: number, skip: number): number | null {
+function knownCount(rows: number, limit: number, skip: number): number | null {
   if (rows > 0 && rows < limit) return skip + rows
   if (rows === 0 && skip === 0 && limit > 0) return 0
   return null

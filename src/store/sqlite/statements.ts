@@ -6,7 +6,7 @@ import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, RUN_VALUE_COUNT } from '../rows.js'
 const RUN_VALUE_PLACEHOLDERS = Array.from({ length: RUN_VALUE_COUNT }, () => '?').join(', ')
 
 /** Column order of the values of an inserted document (see SqliteWrite); runs: rows.ts. */
-export const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
+const DOCUMENT_COLUMNS = 'id, project_id, collection, body, created_at'
 const OUTBOX_COLUMNS = 'id, project_id, channel, payload, attempts, last_error, created_at'
 
 export interface RunFilters {
