@@ -38,7 +38,7 @@ export type SaveAnswer =
   | { kind: 'conflict'; message: string; file: FlowFile }
   | { kind: 'refused'; status: number; errors: string[] }
 
-export interface RunStep {
+interface RunStep {
   nodeId: string
   type: string
   name: string

@@ -42,7 +42,7 @@ export interface AppProps {
 type Notice = { kind: 'ok' | 'bad' | 'warn'; text: string } | null
 
 /** The flow's slug as the server makes it from its name (accents stripped, runs of others → `-`). */
-export function slugify(name: string): string {
+function slugify(name: string): string {
   return name
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '')

@@ -3,8 +3,8 @@
 import dagre from '@dagrejs/dagre'
 import type { Graph } from './document.js'
 
-export const NODE_WIDTH = 190
-export const NODE_HEIGHT = 58
+const NODE_WIDTH = 190
+const NODE_HEIGHT = 58
 
 export function layoutGraph(graph: Graph): Map<string, { x: number; y: number }> {
   const g = new dagre.graphlib.Graph({ multigraph: true })

@@ -13,7 +13,7 @@ function fieldsOf(node: GraphNode): string[] {
   return keys(values)
 }
 
-export function referencesOf(graph: Graph, id: string): { node: string; refs: string[] }[] {
+function referencesOf(graph: Graph, id: string): { node: string; refs: string[] }[] {
   const groups = upstreamOf(graph, id).map((node) => {
     const root = refName(node.name)
     return { node: node.name, refs: [root, ...fieldsOf(node).map((field) => `${root}.${field}`)] }
