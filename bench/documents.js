@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { createResolver, createScope } from '../dist/language/resolve.js'
 import { findNode } from '../dist/nodes/find.js'
 import { getNode } from '../dist/nodes/get.js'
+import { getNodeKind, parseNodeSettings } from '../dist/nodes/registry.js'
 import { canonicalJson } from '../dist/internal/canonical-json.js'
 import { newDocumentId } from '../dist/internal/ids.js'
 import { openPostgresStore } from '../dist/store/postgres/index.js'
@@ -41,10 +42,12 @@ function seedDocuments() {
 /** A node context as the engine builds one: the node's settings, the project id, the store and the real resolver. */
 function contextFor(store, node, scope) {
   const flow = {}
+  // As the loader does: the kind's settings parsed once into `parsed`; a node sees the documents port.
+  node.parsed = parseNodeSettings(getNodeKind(node.type), node.settings)
   return {
     node,
     project: { settings: { projectId: PROJECT } },
-    store,
+    documents: store.documents,
     resolve: createResolver(flow, scope, new Map()),
     signal: new AbortController().signal,
     run: { id: 'bench', startedAt: new Date().toISOString(), trigger: 'cli' },
