@@ -113,7 +113,7 @@ describe('each under attack (SPEC §18)', () => {
   }, 60_000)
 
   // Retried: on a 2-core machine the other client's worst wait in this case is 60–160 ms from run to
-  // run (about one run in three over 100 ms, mostly right after the timeout stops the each). That is a
+  // run (about one run in three over 100 ms; where the stall comes from is not yet known). That is a
   // known gap against the 100 ms bound, listed in the closing notes, not noise to hide: every retry
   // still asserts the bound.
   it('an each over 10,000 items with a sub-flow is stopped by runTimeoutMs: 1000, recorded as error "timeout"', { retry: 2, timeout: 60_000 }, async () => {
