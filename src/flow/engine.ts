@@ -264,7 +264,7 @@ async function parkWalk(
     ...(parking.claimToken ? { claimToken: parking.claimToken } : {}),
     ...(parking.asyncClaimToken ? { asyncClaimToken: parking.asyncClaimToken } : {}),
   }
-  await parking.store.park(write, record, details, documents)
+  await parking.store.park(write, record, walk.project.settings.limits.historyRuns, details, documents)
 }
 
 /** The secrets masked in what a run stores: the project's, and the token of its resume URL (a credential too). */
