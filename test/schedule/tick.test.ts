@@ -190,7 +190,9 @@ describe('runTick: schedules', () => {
     expect(summary).toMatchObject({ ok: true, ran: 1, errors: 0 })
     const [run] = await store.history.listRuns({ projectId: 'naps' })
     expect(run).toMatchObject({ flow: 'nap', status: 'waiting' })
-    expect(summary.runs).toEqual([{ projectId: 'naps', flow: 'nap', scheduledFor: '2026-05-01T10:05:00.000Z', catchUp: false, runId: run!.id, status: 'waiting' }])
+    expect(summary.runs).toEqual([
+      { projectId: 'naps', flow: 'nap', scheduledFor: '2026-05-01T10:05:00.000Z', catchUp: false, runId: run!.id, status: 'waiting' },
+    ])
   })
 
   it('never runs a disabled schedule, and sums the summary over several projects', async () => {

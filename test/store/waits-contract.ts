@@ -125,9 +125,7 @@ export function describeWaitsContract(name: string, open: () => Promise<Store>, 
       let kept = await store.history.listRuns({ projectId: id, limit: 1000 })
       expect(kept.find((run) => run.id === old.id)?.status).toBe('waiting')
       // The newest `cap` runs, plus the older run that still waits.
-      expect(kept.filter((run) => run.status === 'success').map((run) => run.startedAt)).toEqual(
-        Array.from({ length: cap }, (_, i) => at(2 * cap - i)),
-      )
+      expect(kept.filter((run) => run.status === 'success').map((run) => run.startedAt)).toEqual(Array.from({ length: cap }, (_, i) => at(2 * cap - i)))
       // Its final record replaces the waiting one: nothing was lost, nothing counted twice.
       await store.waits.deliver(id, old.id, 1, '{"body":{}}')
       const [resumed] = await claim(store, id)
@@ -139,7 +137,13 @@ export function describeWaitsContract(name: string, open: () => Promise<Store>, 
       const other = project()
       for (let i = 1; i <= cap; i++) await store.history.recordRun(makeRun(other, { startedAt: at(i) }), cap)
       const late = parked(other)
-      await store.waits.park(late, makeRun(other, { id: late.id, flow: late.flow, status: 'waiting', httpStatus: null, startedAt: at(cap + 1) }), cap, undefined, [])
+      await store.waits.park(
+        late,
+        makeRun(other, { id: late.id, flow: late.flow, status: 'waiting', httpStatus: null, startedAt: at(cap + 1) }),
+        cap,
+        undefined,
+        [],
+      )
       kept = await store.history.listRuns({ projectId: other, limit: 1000 })
       expect(kept).toHaveLength(cap)
       expect(kept[0]).toMatchObject({ id: late.id, status: 'waiting' })

@@ -111,7 +111,13 @@ export class PostgresWaits implements WaitStore {
     return key
   }
 
-  async park(run: ParkedRunWrite, record: RunRecord, historyCap: number, details: RunDetailsText | undefined, documents: readonly RunDocument[]): Promise<void> {
+  async park(
+    run: ParkedRunWrite,
+    record: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    documents: readonly RunDocument[],
+  ): Promise<void> {
     if (documents.length > 0) await this.insertDocuments(run.projectId, documents)
     const values = [run.id, run.projectId, run.flow, run.kind, run.dueAt, run.seq, run.state, run.claimToken ?? null, run.asyncClaimToken ?? null]
     const { rows } = await this.query<{ n: number }>('flowctl_park_run', SQL.park, [...values, ...pgRunValues(record, details)])

@@ -92,7 +92,13 @@ export class SqliteWaits implements WaitStore {
     return key
   }
 
-  async park(run: ParkedRunWrite, record: RunRecord, historyCap: number, details: RunDetailsText | undefined, documents: readonly RunDocument[]): Promise<void> {
+  async park(
+    run: ParkedRunWrite,
+    record: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    documents: readonly RunDocument[],
+  ): Promise<void> {
     if (documents.length > 0) await this.insertDocuments(run.projectId, documents)
     immediate(this.parkTx)(run, record, details)
     this.recorded.notify(record, documents)
