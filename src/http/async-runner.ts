@@ -6,7 +6,7 @@
 // of the lease, so the runs of an instance that was SIGKILLed are claimed again by any instance once
 // their lease runs out. Each run goes through the one engine with the id its 202 named; its history
 // record, its inserts and its queue row's completion commit in one transaction, so it is recorded
-// exactly once.
+// exactly once. The claim loop (free slots, re-claims) is claim-pump.ts, shared with the wait runner.
 // Side effects are another matter: see README "Async runs".
 import { createHash, randomUUID } from 'node:crypto'
 import { httpError } from '../errors.js'
