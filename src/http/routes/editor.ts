@@ -76,7 +76,7 @@ export function editorPageHandler(context: AppContext) {
   return pageRoute(async (event) => {
     const projectId = getRouterParam(event, 'projectId') ?? ''
     const slug = getRouterParam(event, 'slug') ?? ''
-    const access = await projectAccess(context, event, projectId, 'run')
+    const access = await projectAccess(context, event, projectId, 'edit')
     if (!access.ok) {
       // Reading is not enough here: the 403 names the roles that may edit.
       if (access.error.code === 'FORBIDDEN') throw httpError('FORBIDDEN', ['Editing flows needs the editor or owner role on this project.'])
