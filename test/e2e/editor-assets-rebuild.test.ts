@@ -37,20 +37,37 @@ describe('editor assets after a rebuild', () => {
     const response = await fetch(`${base}/edit/_assets/${name}`)
     return { status: response.status, text: await response.text() }
   }
+  /** A request as a browser that holds the file makes it: with the tag it was given. */
+  const revalidate = async (name: string, etag: string) => {
+    const response = await fetch(`${base}/edit/_assets/${name}`, { headers: { 'if-none-match': etag } })
+    return { status: response.status, text: await response.text(), etag: response.headers.get('etag') }
+  }
 
   it('serves the rebuilt editor.js, keeps the last copy while the folder is rebuilt, and finds a new chunk', async () => {
     const editorDir = join(copy, 'dist', 'editor')
     const first = await readFile(join(editorDir, 'editor.js'), 'utf8')
-    expect(await asset('editor.js')).toEqual({ status: 200, text: first })
+    const firstResponse = await fetch(`${base}/edit/_assets/editor.js`)
+    expect({ status: firstResponse.status, text: await firstResponse.text() }).toEqual({ status: 200, text: first })
+    // Revalidated on every load (no-cache), and while the file is the same, a 304 with no body.
+    expect(firstResponse.headers.get('cache-control')).toContain('no-cache')
+    const firstTag = firstResponse.headers.get('etag')!
+    expect(firstTag).toMatch(/^W\/"[0-9a-f]+-[0-9a-f]+"$/)
+    expect(await revalidate('editor.js', firstTag)).toEqual({ status: 304, text: '', etag: firstTag })
 
     // The build empties the folder first: meanwhile the copy in memory is still served.
     await rm(editorDir, { recursive: true })
     expect(await asset('editor.js')).toEqual({ status: 200, text: first })
+    expect((await revalidate('editor.js', firstTag)).status).toBe(304)
 
     const rebuilt = `${first}\n// rebuilt while serve ran\n`
     await mkdir(editorDir)
     await writeFile(join(editorDir, 'editor.js'), rebuilt)
     await writeFile(join(editorDir, 'extra-chunk.js'), 'export const added = 1\n')
+    // The browser's tag is the old file's: it gets the new one, with a new tag.
+    const afterRebuild = await revalidate('editor.js', firstTag)
+    expect(afterRebuild).toMatchObject({ status: 200, text: rebuilt })
+    expect(afterRebuild.etag).not.toBe(firstTag)
+    expect(await revalidate('editor.js', afterRebuild.etag!)).toEqual({ status: 304, text: '', etag: afterRebuild.etag })
     expect(await asset('editor.js')).toEqual({ status: 200, text: rebuilt })
     expect(await asset('extra-chunk.js')).toEqual({ status: 200, text: 'export const added = 1\n' })
     // Names outside what the build wrote are still refused.

@@ -9,12 +9,13 @@ import { existsSync, readdirSync, statSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { getRouterParam, type H3Event } from 'h3'
+import { getRouterParam, type H3Event, type HTTPResponse } from 'h3'
 import { parseDocument } from 'yaml'
 import { httpError } from '../../errors.js'
 import { SHARED_DEFS } from '../../project/ajv.js'
 import { getNodeKind, nodeKinds } from '../../nodes/registry.js'
 import { callerOf, isCrossSite, projectAccess } from '../access.js'
+import { answerAsset, statTag, type HeldAsset } from '../asset-answer.js'
 import { CHALLENGES } from '../authorization.js'
 import { readRequestText } from '../body.js'
 import type { AppContext } from '../context.js'
@@ -63,37 +64,34 @@ function knownAsset(name: string): string | null {
 /**
  * Each file as last read, with the modification time and size it had. A `stat` per request tells a
  * rebuilt bundle (`npm run build` while `serve` runs) from the copy in memory, so the browser gets
- * the new editor without a restart; the file is read again only when it changed.
+ * the new editor without a restart; the file is read again only when it changed. The browser
+ * revalidates each time (`no-cache`) and gets a 304 while the tag (size and time) is the same.
  */
-const assetCache = new Map<string, { mtimeMs: number; size: number; content: Buffer }>()
+const assetCache = new Map<string, HeldAsset & { mtimeMs: number; size: number }>()
 
-async function assetContent(dir: string, name: string): Promise<Buffer> {
+async function currentAsset(dir: string, name: string): Promise<HeldAsset> {
   const path = join(dir, name)
   const cached = assetCache.get(name)
   try {
-    const { mtimeMs, size } = await stat(path)
-    if (cached && cached.mtimeMs === mtimeMs && cached.size === size) return cached.content
-    const content = await readFile(path)
-    assetCache.set(name, { mtimeMs, size, content })
-    return content
+    const stats = await stat(path)
+    if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached
+    const asset = { content: await readFile(path), etag: statTag(stats), mtimeMs: stats.mtimeMs, size: stats.size }
+    assetCache.set(name, asset)
+    return asset
   } catch (error) {
     // Mid-rebuild (the build empties dist/editor/ first): the last good copy until the new one is written.
-    if (cached) return cached.content
+    if (cached) return cached
     throw httpError('NOT_FOUND', undefined, { cause: error })
   }
 }
 
 export function editorAssetHandler() {
-  return async (event: H3Event): Promise<Response> => {
+  return async (event: H3Event): Promise<Buffer | HTTPResponse> => {
     const name = getRouterParam(event, 'file') ?? ''
     const dir = knownAsset(name)
     if (!dir) throw httpError('NOT_FOUND')
     const type = TYPES[name.slice(name.lastIndexOf('.') + 1)]!
-    const content = await assetContent(dir, name)
-    return new Response(new Uint8Array(content), {
-      status: 200,
-      headers: { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' },
-    })
+    return answerAsset(event, await currentAsset(dir, name), type, ['no-cache'])
   }
 }
 
