@@ -198,17 +198,19 @@ function outcomeOf(ending: Exclude<Ending, { kind: 'parked' }>, record: RunRecor
 
 /**
  * The steps a run parked inside a called flow shows while it waits (run page, approval page): its
- * own, then its call node in progress with the called flows' steps so far nested under it. Only the
- * `waiting` record has that step; the resumed run records the call when it finishes.
+ * own, then its call node in progress with the called flows' steps so far nested under it; its output
+ * says what the run waits for and until when. Only the `waiting` record has that step; the resumed
+ * run records the call when it finishes.
  */
 function stepsWhileWaiting(walk: Walk, parked: Extract<Ending, { kind: 'parked' }>): TraceStep[] {
   const { frames } = parked.park
+  const output = { waiting: parked.park.kind, until: new Date(parked.park.dueAt).toISOString() }
   const inProgress = (flow: Flow | undefined, nodeId: string, index: number): TraceStep => {
     const node = flow?.nodesById.get(nodeId)
     const frame = frames[index]!
     const called = flows.get(frame.flow)
     const steps = index + 1 < frames.length ? [...(frame.steps ?? []), inProgress(called, frame.nodeId, index + 1)] : (frame.steps ?? [])
-    return { nodeId, type: node?.type ?? 'call', name: node?.name ?? nodeId, port: null, durationMs: 0, output: null, calls: [{ flow: frame.flow, steps }] }
+    return { nodeId, type: node?.type ?? 'call', name: node?.name ?? nodeId, port: null, durationMs: 0, output, calls: [{ flow: frame.flow, steps }] }
   }
   const flows = walk.project.flows
   return [...(walk.steps ?? []), inProgress(walk.flow, parked.node.id, 0)]
@@ -264,7 +266,7 @@ async function parkWalk(
     ...(parking.claimToken ? { claimToken: parking.claimToken } : {}),
     ...(parking.asyncClaimToken ? { asyncClaimToken: parking.asyncClaimToken } : {}),
   }
-  await parking.store.park(write, record, details, documents)
+  await parking.store.park(write, record, walk.project.settings.limits.historyRuns, details, documents)
 }
 
 /** The secrets masked in what a run stores: the project's, and the token of its resume URL (a credential too). */
