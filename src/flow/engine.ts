@@ -562,7 +562,8 @@ async function callSubFlow(
     documents: parent.documents,
     run: parent.run,
     inputs: checked?.ok ? checked.values : {},
-    stopper: subFlowStopper(parent.stopper),
+    // Its own race (its run's deadline): walks of an each run side by side. Left when the walk ends.
+    stopper: parent.stopper.nested(),
     steps: slot ? slot.steps : null,
     depth: parent.depth + 1,
     fetch: parent.fetch,
@@ -586,6 +587,8 @@ async function callSubFlow(
     ending = failure(walk, error)
     // A spent run budget fails the caller with the same plain reason (its trace keeps the failing step).
     if (error instanceof RunBudgetSpent) throw error
+  } finally {
+    walk.stopper.dispose()
   }
   if (ending.kind === 'failed') {
     const error = capReason(`flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`)
@@ -617,23 +620,6 @@ function resumeFrame(walk: Walk, resumed: ResumeFrames): FlowNode | undefined {
   if (at.type !== 'call') throw new Error(`node "${at.id}" of flow "${walk.flow.slug}" is no longer a call node`)
   walk.resume = { ...resumed, callNodeId: at.id, frames: within }
   return at
-}
-
-/** A sub-flow shares its run's deadline; its own races must not replace the caller's. */
-function subFlowStopper(parent: RunStopper): RunStopper {
-  return {
-    get signal() {
-      return parent.signal
-    },
-    get stoppedReason() {
-      return parent.stoppedReason
-    },
-    get stopped() {
-      return parent.stopped
-    },
-    race: <T>(step: Promise<T>) => (parent.stoppedReason ? Promise.reject(parent.stoppedReason) : Promise.race([step, parent.stopped])),
-    dispose: () => undefined,
-  }
 }
 
 /**
