@@ -31,8 +31,8 @@ async function noisyProject(): Promise<string> {
   // A short secret is a warning on every flow that uses it: validate prints a line per flow and passes.
   await writeFile(join(dir, '.env'), 'SHORT=abc\n')
   for (let i = 1; i <= 400; i++) {
-    // flow-1 has a schedule, off, only for backfill to fill history with.
-    const schedule = i === 1 ? ['schedule: { cron: "* * * * *", enabled: false }'] : []
+    // flow-1 has a schedule, only for backfill to fill history with (backfill refuses a disabled one).
+    const schedule = i === 1 ? ['schedule: { cron: "* * * * *" }'] : []
     const flow = ['name: Flow ' + i, ...schedule, 'nodes:', '  - { id: start, type: start, name: Start, method: post, next: done }']
     flow.push(`  - { id: done, type: end, name: Done, body: { x: "\${secrets.SHORT}", n: ${i} } }`, '')
     await writeFile(join(dir, 'flows', `f${i}.yaml`), flow.join('\n'))
