@@ -4,9 +4,9 @@
 // Lazy imports stay lazy (each becomes its own chunk). dist/bin/ sits at the same depth as dist/cli/,
 // so `new URL('../../package.json', import.meta.url)` and the templates path resolve the same.
 //
-// Only the packages on the CLI's start-up path are inlined; the rest stay ordinary imports from
-// node_modules: native code (better-sqlite3), optional requires (pg), packages that read their own
-// files (swagger-ui-dist) and the server's dependencies, which load once per `serve`.
+// The packages on the CLI's start-up path and on `serve`'s are inlined; the rest stay ordinary
+// imports from node_modules: native code (better-sqlite3), optional requires (pg), packages that read
+// their own files (swagger-ui-dist) and packages only some commands or requests load.
 import { readFileSync, rmSync } from 'node:fs'
 import { isBuiltin } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -14,7 +14,25 @@ import { build } from 'rolldown'
 
 // ajv and ajv-formats: what `flowctl test` and `run` validate inputs with (the engine's chunk only; the
 // loader compiles with ajv from node_modules, rarely); ~90 CommonJS files cost ~10 ms more to load.
-const INLINED = new Set(['commander', 'chalk', 'yaml', 'ora', 'ajv', 'ajv-formats', 'listhen'])
+// js-yaml, h3 (with rou3 and srvx), croner, chokidar, diff, dagre and leven: what `serve` loads at
+// start-up. Inlined, their source texts are ASCII (see asciiOnly) and a few chunks instead of ~40
+// modules: ~2 MB less RSS for the life of the server (docs/performance.md).
+const INLINED = new Set([
+  'commander',
+  'chalk',
+  'yaml',
+  'ora',
+  'ajv',
+  'ajv-formats',
+  'listhen',
+  'js-yaml',
+  'h3',
+  'croner',
+  'chokidar',
+  'diff',
+  '@dagrejs/dagre',
+  'leven',
+])
 // listhen's imports that serve never uses become proxies that require the package on first use:
 // node-forge (~1.7 MB of heap once evaluated) makes https certificates, which serve never asks for;
 // consola (and its Intl.Segmenter, which maps ~1 MB of ICU data) logs listhen's warnings and
