@@ -109,12 +109,10 @@ function withoutBuiltinFacades(code) {
  * untagged or cooked template (no chunk reads `.raw` of a template with such a character).
  */
 function asciiOnly(code, fileName) {
-  return code.replace(/(\\?)([^\x00-\x7f])/gu, (match, backslash, char) => {
+  // Per UTF-16 code unit: a character beyond U+FFFF becomes its two surrogates, which read back as it.
+  return code.replace(/(\\?)([\u0080-\uffff])/g, (match, backslash, unit) => {
     if (backslash) throw new Error(`bundle-cli: cannot escape ${JSON.stringify(match)} in ${fileName}`)
-    return [...char]
-      .flatMap((c) => (c.length === 2 ? [c.charCodeAt(0), c.charCodeAt(1)] : [c.charCodeAt(0)]))
-      .map((unit) => `\\u${unit.toString(16).padStart(4, '0')}`)
-      .join('')
+    return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`
   })
 }
 

@@ -22,7 +22,7 @@ const HEADER = [
 
 // ASCII only: one character above U+00FF (a `→` in a message) makes V8 hold the whole source as a
 // two-byte string, twice the memory for as long as the validators live (the life of `serve`).
-const asciiOnly = (code: string) => code.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+const asciiOnly = (code: string) => code.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 const wrap = (code: string, extra = '') => asciiOnly(`${HEADER}\n${code}\n${extra}`)
 
