@@ -198,17 +198,19 @@ function outcomeOf(ending: Exclude<Ending, { kind: 'parked' }>, record: RunRecor
 
 /**
  * The steps a run parked inside a called flow shows while it waits (run page, approval page): its
- * own, then its call node in progress with the called flows' steps so far nested under it. Only the
- * `waiting` record has that step; the resumed run records the call when it finishes.
+ * own, then its call node in progress with the called flows' steps so far nested under it; its output
+ * says what the run waits for and until when. Only the `waiting` record has that step; the resumed
+ * run records the call when it finishes.
  */
 function stepsWhileWaiting(walk: Walk, parked: Extract<Ending, { kind: 'parked' }>): TraceStep[] {
   const { frames } = parked.park
+  const output = { waiting: parked.park.kind, until: new Date(parked.park.dueAt).toISOString() }
   const inProgress = (flow: Flow | undefined, nodeId: string, index: number): TraceStep => {
     const node = flow?.nodesById.get(nodeId)
     const frame = frames[index]!
     const called = flows.get(frame.flow)
     const steps = index + 1 < frames.length ? [...(frame.steps ?? []), inProgress(called, frame.nodeId, index + 1)] : (frame.steps ?? [])
-    return { nodeId, type: node?.type ?? 'call', name: node?.name ?? nodeId, port: null, durationMs: 0, output: null, calls: [{ flow: frame.flow, steps }] }
+    return { nodeId, type: node?.type ?? 'call', name: node?.name ?? nodeId, port: null, durationMs: 0, output, calls: [{ flow: frame.flow, steps }] }
   }
   const flows = walk.project.flows
   return [...(walk.steps ?? []), inProgress(walk.flow, parked.node.id, 0)]
@@ -264,7 +266,7 @@ async function parkWalk(
     ...(parking.claimToken ? { claimToken: parking.claimToken } : {}),
     ...(parking.asyncClaimToken ? { asyncClaimToken: parking.asyncClaimToken } : {}),
   }
-  await parking.store.park(write, record, details, documents)
+  await parking.store.park(write, record, walk.project.settings.limits.historyRuns, details, documents)
 }
 
 /** The secrets masked in what a run stores: the project's, and the token of its resume URL (a credential too). */
@@ -560,7 +562,8 @@ async function callSubFlow(
     documents: parent.documents,
     run: parent.run,
     inputs: checked?.ok ? checked.values : {},
-    stopper: subFlowStopper(parent.stopper),
+    // Its own race (its run's deadline): walks of an each run side by side. Left when the walk ends.
+    stopper: parent.stopper.nested(),
     steps: slot ? slot.steps : null,
     depth: parent.depth + 1,
     fetch: parent.fetch,
@@ -584,6 +587,8 @@ async function callSubFlow(
     ending = failure(walk, error)
     // A spent run budget fails the caller with the same plain reason (its trace keeps the failing step).
     if (error instanceof RunBudgetSpent) throw error
+  } finally {
+    walk.stopper.dispose()
   }
   if (ending.kind === 'failed') {
     const error = capReason(`flow "${slug}" failed${ending.nodeId ? ` at node "${ending.nodeId}"` : ''}: ${ending.error}`)
@@ -615,23 +620,6 @@ function resumeFrame(walk: Walk, resumed: ResumeFrames): FlowNode | undefined {
   if (at.type !== 'call') throw new Error(`node "${at.id}" of flow "${walk.flow.slug}" is no longer a call node`)
   walk.resume = { ...resumed, callNodeId: at.id, frames: within }
   return at
-}
-
-/** A sub-flow shares its run's deadline; its own races must not replace the caller's. */
-function subFlowStopper(parent: RunStopper): RunStopper {
-  return {
-    get signal() {
-      return parent.signal
-    },
-    get stoppedReason() {
-      return parent.stoppedReason
-    },
-    get stopped() {
-      return parent.stopped
-    },
-    race: <T>(step: Promise<T>) => (parent.stoppedReason ? Promise.reject(parent.stoppedReason) : Promise.race([step, parent.stopped])),
-    dispose: () => undefined,
-  }
 }
 
 /**

@@ -16,10 +16,10 @@ import type { WorkspaceEntry } from '../serve/workspace.js'
 /** The caller of a page or API: every project (loopback), a user's projects, or nobody known. */
 export type Caller = { kind: 'loopback' } | { kind: 'user'; user: UserEntry } | { kind: 'anonymous' }
 
-/** What the caller needs on a project: `read` (viewer) or `run` (editor, owner). */
-export type Need = 'read' | 'run'
+/** What the caller needs on a project: `read` (viewer), `run` or `edit` flow files (editor, owner). */
+export type Need = 'read' | 'run' | 'edit'
 
-const NEEDED_ROLE: Record<Need, Role> = { read: 'viewer', run: 'editor' }
+const NEEDED_ROLE: Record<Need, Role> = { read: 'viewer', run: 'editor', edit: 'editor' }
 
 /** `localhost`, `127.x.y.z`, `[::1]`, with any port. */
 function isLoopbackHost(host: string | null): boolean {

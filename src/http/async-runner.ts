@@ -6,7 +6,7 @@
 // of the lease, so the runs of an instance that was SIGKILLed are claimed again by any instance once
 // their lease runs out. Each run goes through the one engine with the id its 202 named; its history
 // record, its inserts and its queue row's completion commit in one transaction, so it is recorded
-// exactly once.
+// exactly once. The claim loop (free slots, re-claims) is claim-pump.ts, shared with the wait runner.
 // Side effects are another matter: see README "Async runs".
 import { createHash, randomUUID } from 'node:crypto'
 import { httpError } from '../errors.js'
@@ -20,6 +20,7 @@ import type { Flow, Project } from '../model/project.js'
 import { isAsyncClaimLost, type ClaimedAsyncRun } from '../model/async-runs.js'
 import type { RunDetailsText, RunDocument, RunRecord, Store } from '../model/store.js'
 import type { Workspace } from '../serve/workspace.js'
+import { ClaimPump } from './claim-pump.js'
 
 export interface AsyncRunnerOptions {
   /** A claim lasts this long unless renewed (default 10 s): how soon a killed instance's runs are taken over. */
@@ -30,11 +31,11 @@ export interface AsyncRunnerOptions {
   log?: (line: string) => void
 }
 
-interface ProjectState {
-  running: number
-  pumping: boolean
-  again: boolean
-  lastError: string | null
+/** A claimed async run with the claim's token and the store it was claimed from. */
+interface AsyncWork {
+  claimed: ClaimedAsyncRun
+  token: string
+  store: Store
 }
 
 const IDLE_PROJECT_POLLS = 10
@@ -57,19 +58,26 @@ export class AsyncRunner {
   readonly #leaseMs: number
   readonly #pollMs: number
   readonly #log: (line: string) => void
-  readonly #projects = new Map<string, ProjectState>()
+  readonly #pump: ClaimPump<AsyncWork>
   /** Claim tokens in use: their project and how many of their runs are still going. */
   readonly #tokens = new Map<string, { projectId: string; left: number }>()
-  readonly #running = new Set<Promise<void>>()
   readonly #abort = new AbortController()
   #timers: NodeJS.Timeout[] = []
-  #stopped = false
 
   constructor(workspace: Workspace, options: AsyncRunnerOptions = {}) {
     this.#workspace = workspace
     this.#leaseMs = options.leaseMs ?? 10_000
     this.#pollMs = options.pollMs ?? 500
     this.#log = options.log ?? (() => {})
+    this.#pump = new ClaimPump<AsyncWork>({
+      concurrency: (projectId) => {
+        const entry = this.#workspace.get(projectId)
+        return entry?.store ? entry.project.settings.limits.asyncConcurrency : 0
+      },
+      claim: (projectId, limit) => this.#claim(projectId, limit),
+      run: (work) => this.#execute(work),
+      claimFailed: (projectId, message) => this.#log(`${projectId}: cannot claim async runs: ${message}`),
+    })
   }
 
   /** Starts polling every project's queue and renewing this instance's leases. */
@@ -94,8 +102,7 @@ export class AsyncRunner {
 
   /** Looks for work in one project now (a run was just queued here). */
   wake(projectId: string): void {
-    if (this.#stopped) return
-    void this.#pump(projectId)
+    this.#pump.wake(projectId)
   }
 
   /**
@@ -103,64 +110,21 @@ export class AsyncRunner {
    * their claims are released, so the next instance (or this one restarted) runs them again.
    */
   async stop(graceMs: number): Promise<void> {
-    this.#stopped = true
     for (const timer of this.#timers) clearInterval(timer)
-    const settled = Promise.allSettled([...this.#running])
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)))
-    if ((await Promise.race([settled, late])) === 'late') this.#abort.abort()
-    clearTimeout(timer)
-    await Promise.allSettled([...this.#running])
+    await this.#pump.stop(graceMs, () => this.#abort.abort())
   }
 
-  #state(projectId: string): ProjectState {
-    let state = this.#projects.get(projectId)
-    if (!state) this.#projects.set(projectId, (state = { running: 0, pumping: false, again: false, lastError: null }))
-    return state
+  async #claim(projectId: string, limit: number): Promise<AsyncWork[]> {
+    const store = this.#workspace.get(projectId)?.store
+    if (!store) return []
+    const token = randomUUID()
+    const claimed = await store.queue.claim(projectId, { limit, leaseMs: this.#leaseMs, token })
+    // The token's lease is renewed while any of its runs is going.
+    if (claimed.length > 0) this.#tokens.set(token, { projectId, left: claimed.length })
+    return claimed.map((run) => ({ claimed: run, token, store }))
   }
 
-  async #pump(projectId: string): Promise<void> {
-    const state = this.#state(projectId)
-    if (state.pumping) {
-      state.again = true
-      return
-    }
-    const entry = this.#workspace.get(projectId)
-    const store = entry?.store
-    if (!entry || !store) return
-    const limit = entry.project.settings.limits.asyncConcurrency - state.running
-    if (limit <= 0) return
-    state.pumping = true
-    state.again = false
-    try {
-      const token = randomUUID()
-      const claimed = await store.queue.claim(projectId, { limit, leaseMs: this.#leaseMs, token })
-      state.lastError = null
-      if (claimed.length > 0) {
-        this.#tokens.set(token, { projectId, left: claimed.length })
-        for (const run of claimed) this.#track(this.#execute(run, token, store))
-        // A full batch may have left more behind.
-        if (claimed.length === limit) state.again = true
-      }
-    } catch (error) {
-      // Said once until it works again (a store outage would otherwise log every poll).
-      const message = error instanceof Error ? error.message : String(error)
-      if (state.lastError !== message) this.#log(`${projectId}: cannot claim async runs: ${message}`)
-      state.lastError = message
-    } finally {
-      state.pumping = false
-    }
-    if (state.again && !this.#stopped) setImmediate(() => this.wake(projectId))
-  }
-
-  #track(run: Promise<void>): void {
-    this.#running.add(run)
-    void run.finally(() => this.#running.delete(run))
-  }
-
-  async #execute(claimed: ClaimedAsyncRun, token: string, store: Store): Promise<void> {
-    const state = this.#state(claimed.projectId)
-    state.running += 1
+  async #execute({ claimed, token, store }: AsyncWork): Promise<void> {
     try {
       if (claimed.attempts > 1)
         this.#log(`${claimed.projectId}: async run ${claimed.id} taken over (attempt ${claimed.attempts}; its previous worker stopped before finishing)`)
@@ -175,10 +139,8 @@ export class AsyncRunner {
         this.#log(`${claimed.projectId}: async run ${claimed.id} could not be recorded: ${error instanceof Error ? error.message : String(error)}`)
       }
     } finally {
-      state.running -= 1
       const held = this.#tokens.get(token)
       if (held && --held.left === 0) this.#tokens.delete(token)
-      this.wake(claimed.projectId)
     }
   }
 

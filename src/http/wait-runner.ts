@@ -4,7 +4,8 @@
 // while resuming) — by one indexed query, and a resume POST wakes the project at once. A claim is
 // this instance's for `leaseMs` (the run timeout plus a margin: a resumed stretch is bounded by the
 // run timeout); the run's final record and its row's completion commit in one transaction that only
-// a holder of the claim can make, so each run finishes exactly once, on whichever instance.
+// a holder of the claim can make, so each run finishes exactly once, on whichever instance. The
+// claim loop (free slots, re-claims) is claim-pump.ts, shared with the async runner.
 import { createHash, randomUUID } from 'node:crypto'
 import { resumeRun } from '../flow/engine.js'
 import { openParking, wakeOutput, type ParkedState } from '../flow/park.js'
@@ -13,6 +14,7 @@ import type { Project } from '../model/project.js'
 import type { RunDetailsText, RunDocument, RunRecord, Store } from '../model/store.js'
 import { isParkClaimLost, type ClaimedParkedRun } from '../model/waits.js'
 import type { Workspace } from '../serve/workspace.js'
+import { ClaimPump } from './claim-pump.js'
 
 export interface WaitRunnerOptions {
   /** How often each project is asked for runs to resume (default 1,000 ms). */
@@ -25,22 +27,33 @@ export interface WaitRunnerOptions {
 /** Thrown by the record hook when shutdown stopped a resumed run: it is left claimed, and taken again once its lease runs out. */
 class ResumeAbandoned extends Error {}
 
+/** A claimed parked run with the project and store it was claimed from. */
+interface ResumeWork {
+  claimed: ClaimedParkedRun
+  project: Project
+  store: Store
+}
+
 export class WaitRunner {
   readonly #workspace: Workspace
   readonly #pollMs: number
   readonly #concurrency: number
   readonly #log: (line: string) => void
-  readonly #busy = new Map<string, { running: number; pumping: boolean; again: boolean; lastError: string | null }>()
-  readonly #running = new Set<Promise<void>>()
+  readonly #pump: ClaimPump<ResumeWork>
   readonly #abort = new AbortController()
   #timer: NodeJS.Timeout | null = null
-  #stopped = false
 
   constructor(workspace: Workspace, options: WaitRunnerOptions = {}) {
     this.#workspace = workspace
     this.#pollMs = options.pollMs ?? 1_000
     this.#concurrency = options.concurrency ?? 8
     this.#log = options.log ?? (() => {})
+    this.#pump = new ClaimPump<ResumeWork>({
+      concurrency: (projectId) => (this.#workspace.get(projectId)?.store ? this.#concurrency : 0),
+      claim: (projectId, limit) => this.#claim(projectId, limit),
+      run: (work) => this.#execute(work),
+      claimFailed: (projectId, message) => this.#log(`${projectId}: cannot claim parked runs: ${message}`),
+    })
   }
 
   start(): this {
@@ -54,65 +67,26 @@ export class WaitRunner {
 
   /** Looks for runs to resume in one project now (a callback was just delivered). */
   wake(projectId: string): void {
-    if (!this.#stopped) void this.#pump(projectId)
+    this.#pump.wake(projectId)
   }
 
   /** Stops claiming and waits up to `graceMs` for resumed runs; those still going are abandoned to their lease. */
   async stop(graceMs: number): Promise<void> {
-    this.#stopped = true
     if (this.#timer) clearInterval(this.#timer)
-    const settled = Promise.allSettled([...this.#running])
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)))
-    if ((await Promise.race([settled, late])) === 'late') this.#abort.abort()
-    clearTimeout(timer)
-    await Promise.allSettled([...this.#running])
+    await this.#pump.stop(graceMs, () => this.#abort.abort())
   }
 
-  #state(projectId: string) {
-    let state = this.#busy.get(projectId)
-    if (!state) this.#busy.set(projectId, (state = { running: 0, pumping: false, again: false, lastError: null }))
-    return state
-  }
-
-  async #pump(projectId: string): Promise<void> {
-    const state = this.#state(projectId)
-    if (state.pumping) {
-      state.again = true
-      return
-    }
+  async #claim(projectId: string, limit: number): Promise<ResumeWork[]> {
     const entry = this.#workspace.get(projectId)
-    if (!entry?.store) return
-    const { project, store } = entry
-    const limit = this.#concurrency - state.running
-    if (limit <= 0) return
-    state.pumping = true
-    state.again = false
-    try {
-      // A resumed stretch is bounded by the run timeout; the lease outlasts it with a margin.
-      const leaseMs = project.settings.limits.runTimeoutMs + 30_000
-      const claimed = await store.waits.claimDue(projectId, { limit, leaseMs, token: randomUUID() })
-      state.lastError = null
-      for (const run of claimed) this.#track(this.#execute(run, project, store))
-      if (claimed.length === limit) state.again = true
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error)
-      if (state.lastError !== message) this.#log(`${projectId}: cannot claim parked runs: ${message}`)
-      state.lastError = message
-    } finally {
-      state.pumping = false
-    }
-    if (state.again && !this.#stopped) setImmediate(() => this.wake(projectId))
+    const store = entry?.store
+    if (!entry || !store) return []
+    // A resumed stretch is bounded by the run timeout; the lease outlasts it with a margin.
+    const leaseMs = entry.project.settings.limits.runTimeoutMs + 30_000
+    const claimed = await store.waits.claimDue(projectId, { limit, leaseMs, token: randomUUID() })
+    return claimed.map((run) => ({ claimed: run, project: entry.project, store }))
   }
 
-  #track(run: Promise<void>): void {
-    this.#running.add(run)
-    void run.finally(() => this.#running.delete(run))
-  }
-
-  async #execute(claimed: ClaimedParkedRun, project: Project, store: Store): Promise<void> {
-    const state = this.#state(claimed.projectId)
-    state.running += 1
+  async #execute({ claimed, project, store }: ResumeWork): Promise<void> {
     try {
       // The project as it is now: a reload while the run was parked applies.
       const current = this.#workspace.get(claimed.projectId)?.project ?? project
@@ -121,9 +95,6 @@ export class WaitRunner {
       if (error instanceof ResumeAbandoned) return
       if (isParkClaimLost(error)) this.#log(`${claimed.projectId}: parked run ${claimed.id} was resumed by another worker; this attempt's result is dropped`)
       else this.#log(`${claimed.projectId}: parked run ${claimed.id} could not be resumed: ${error instanceof Error ? error.message : String(error)}`)
-    } finally {
-      state.running -= 1
-      this.wake(claimed.projectId)
     }
   }
 }

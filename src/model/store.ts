@@ -294,9 +294,11 @@ export interface WaitStore {
   /**
    * Parks a run: the parked row and its `waiting` history record in one transaction (an async run's
    * queue row too). `documents` are its inserts so far. Rejects with ParkClaimLost (writing nothing)
-   * when `claimToken` or `asyncClaimToken` no longer holds.
+   * when `claimToken` or `asyncClaimToken` no longer holds. Like `recordRun`, it tells history's
+   * `onRecorded` listeners of the record, and a first park counts the run under `historyCap` (a
+   * trim never deletes a record that is still `waiting`).
    */
-  park(run: ParkedRunWrite, record: RunRecord, details: RunDetailsText | undefined, documents: readonly RunDocument[]): Promise<void>
+  park(run: ParkedRunWrite, record: RunRecord, historyCap: number, details: RunDetailsText | undefined, documents: readonly RunDocument[]): Promise<void>
   /** Stores a callback's payload for a run waiting for one (before its timeout); one caller wins. */
   deliver(projectId: string, id: string, seq: number, payload: string): Promise<DeliverResult>
   /** Claims runs to resume: callbacks delivered, waits past due, and claims whose lease ran out. */

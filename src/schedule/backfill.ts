@@ -1,6 +1,6 @@
 // `flowctl backfill` (SPEC §16): runs each due minute of a range once, oldest first, one at a time.
 // Each minute is claimed like a tick claims it, so a minute that already ran (by a tick, catch-up or
-// an earlier backfill) is listed as `already ran` and not run again.
+// an earlier backfill) is listed as `already ran` and not run again. A disabled schedule is refused.
 import { FlowctlError } from '../errors.js'
 import type { Flow, Project } from '../model/project.js'
 import type { Store } from '../model/store.js'
@@ -42,6 +42,14 @@ export async function runBackfill(options: BackfillOptions): Promise<BackfillSum
   const { project, store, flow } = options
   const schedule = flow.schedule
   if (!schedule) throw new FlowctlError('USAGE', `flow "${flow.slug}" has no schedule; backfill runs the due minutes of a flow's schedule.cron`)
+  // A disabled schedule is due at no minute (as a commented-out crontab line, or Kestra's disabled
+  // trigger, whose backfill is refused): nothing to backfill until it is enabled again.
+  if (!schedule.enabled) {
+    throw new FlowctlError(
+      'USAGE',
+      `the schedule of flow "${flow.slug}" is disabled (schedule.enabled: false in ${flow.file}), so no minute was due; set enabled: true to backfill it, or run the flow once with flowctl run ${flow.slug}`,
+    )
+  }
   const from = floorToMinute(options.from)
   const to = floorToMinute(options.to)
   if (from.getTime() > to.getTime()) throw new FlowctlError('USAGE', `--from ${from.toISOString()} is after --to ${to.toISOString()}`)

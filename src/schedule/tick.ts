@@ -41,8 +41,11 @@ export interface TickRun {
   catchUp: boolean
   /** Null in a dry run, and when the run could not start (invalid input, store down). */
   runId: string | null
-  /** `already ran`: only listed by backfill, for a minute claimed before (a tick or an earlier backfill). */
-  status: 'success' | 'error' | 'would run' | 'already ran' | 'skipped'
+  /**
+   * `already ran`: only listed by backfill, for a minute claimed before (a tick or an earlier backfill).
+   * `waiting`: the run parked at a long wait (SPEC §22, history status `waiting`); it goes on later.
+   */
+  status: 'success' | 'error' | 'waiting' | 'would run' | 'already ran' | 'skipped'
 }
 
 export interface TickTarget {
@@ -275,7 +278,8 @@ export async function runSchedule(job: Pick<ScheduleJob, 'target' | 'flow'>, min
       return
     }
     if (outcome.kind === 'failed') counts.errors += 1
-    report(outcome.runId, outcome.kind === 'failed' ? 'error' : 'success')
+    // A parked run has not succeeded yet: its outcome is the 202 of a waiting run (engine.ts).
+    report(outcome.runId, outcome.kind === 'failed' ? 'error' : outcome.record.status === 'waiting' ? 'waiting' : 'success')
   } catch (error) {
     // The engine records failures itself; a throw means the store broke, or the flow cannot run at
     // all (no Start node): only the former makes the tick not ok.

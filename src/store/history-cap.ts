@@ -9,7 +9,8 @@
 //
 // How: the caller whose run passed the count waits for a trim that finds the boundary (the cap-th
 // newest run by the ordering key: startedAt, then insertion order) and deletes the project's runs
-// below it. The trim follows the run's insert: in the same transaction (SQLite's group commit) or in
+// below it, but for runs still `waiting` (parked, SPEC §22: a parked run is never lost; its first park
+// is counted here like a recorded run, and its final record replaces the waiting one). The trim follows the run's insert: in the same transaction (SQLite's group commit) or in
 // one of its own after it (PostgreSQL). Rows inserted meanwhile are newer than the boundary, so a
 // trim never touches them; they still count afterwards.
 //
@@ -37,7 +38,9 @@ export interface TrimSql {
   countRuns(projectId: string): Promise<number>
   /**
    * Deletes the project's runs older than its `keep`-th newest (the boundary), nothing when it holds
-   * fewer. Resolves false when it did not run because another instance is trimming the project.
+   * fewer, and never a run still `waiting` (a parked run's record, replaced when it finishes: the
+   * project may hold those beyond the cap). Resolves false when it did not run because another
+   * instance is trimming the project.
    */
   deleteBelowBoundary(projectId: string, keep: number): Promise<boolean>
 }

@@ -35,6 +35,9 @@ export class RunMetrics {
 
   /** A recorded run (every trigger of serve records through the workspace's store). */
   recordRun(run: Pick<RunRecord, 'projectId' | 'flow' | 'trigger' | 'status' | 'durationMs'>): void {
+    // A parked run's `waiting` record is not its end: it is counted once, when its final record comes
+    // (with every active stretch in its duration); flowctl_waiting_runs shows it meanwhile.
+    if (run.status === 'waiting') return
     const key = `${run.projectId}\u0000${run.flow}\u0000${run.trigger}\u0000${run.status}`
     const counted = this.#runs.get(key)
     if (counted) counted.value++

@@ -25,6 +25,7 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
   let remoteBase: string
   let browser: Browser
   let viewerToken: string
+  let editorToken: string
   const dialogs: string[] = []
 
   beforeAll(async () => {
@@ -32,6 +33,7 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     const project = await copyFixture('example')
     const usersFile = join(project, '.flowctl', 'users.yaml')
     viewerToken = JSON.parse((await flowctl(['users', 'add', 'vera', '--grant', 'shop=viewer', '--users', usersFile, '--json'])).stdout).token
+    editorToken = JSON.parse((await flowctl(['users', 'add', 'eddie', '--grant', 'shop=editor', '--users', usersFile, '--json'])).stdout).token
     const started = await startServe([project, '--quiet', '--no-watch', '--users', usersFile])
     server = started.child
     base = started.base
@@ -203,5 +205,39 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     await page.goto(`${remoteBase}/runs/shop/${formRunId}`)
     expect(await page.locator('#replay').count()).toBe(0)
     await page.context().close()
+  })
+
+  it('links to the browser editor only for those who may edit: loopback and an editor, not a viewer', async () => {
+    const editLinks = (page: Page) => page.locator('main a[href^="/edit/"]')
+    const loopback = await openPage()
+    await loopback.page.goto(`${base}/`)
+    // One per flow card, and "New flow" per project.
+    expect(await editLinks(loopback.page).count()).toBe(FLOWS.length + 1)
+    await loopback.page.goto(`${base}/flows/shop/create-order`)
+    expect(await editLinks(loopback.page).getAttribute('href')).toBe('/edit/shop/create-order')
+    await loopback.page.context().close()
+
+    const editor = await openPage({ headers: { authorization: `Bearer ${editorToken}` } })
+    await editor.page.goto(`${remoteBase}/`)
+    expect(await editLinks(editor.page).count()).toBe(FLOWS.length + 1)
+    await editor.page.goto(`${remoteBase}/flows/shop/create-order`)
+    await editor.page.locator('main a', { hasText: 'Edit in the browser' }).click()
+    await editor.page.waitForURL(`${remoteBase}/edit/shop/create-order`)
+    expect(await editor.page.title()).toContain('Edit create-order')
+    await editor.page.context().close()
+
+    const viewer = await openPage({ headers: { authorization: `Bearer ${viewerToken}` } })
+    await viewer.page.goto(`${remoteBase}/`)
+    expect(await viewer.page.locator('[data-flow-card]').count()).toBe(FLOWS.length)
+    expect(await editLinks(viewer.page).count()).toBe(0)
+    await shot(viewer.page, 'dashboard-viewer')
+    await viewer.page.goto(`${remoteBase}/flows/shop/create-order`)
+    expect(await editLinks(viewer.page).count()).toBe(0)
+    expect(await viewer.page.locator('dl.facts').innerText()).toContain('flows/create-order.yaml')
+    await shot(viewer.page, 'flow-viewer')
+    // The editor itself still refuses a viewer who types its address.
+    expect((await viewer.page.goto(`${remoteBase}/edit/shop/create-order`))?.status()).toBe(403)
+    expect(viewer.errors.filter((e) => !e.includes('403'))).toEqual([])
+    await viewer.page.context().close()
   })
 })

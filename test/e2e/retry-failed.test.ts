@@ -170,6 +170,18 @@ for (const [storeName, enabled] of stores) {
         expect(upstream.hits.get('/count/page')).toBe(1)
         const record = (await (await fetch(`${base}/api/runs/shop/${newRunId}`)).json()) as Record<string, unknown>
         expect(record).toMatchObject({ replayOf: runId, resumedFrom: 'check', status: 'success' })
+
+        // Back on the failed run, then replayed as a whole: its page tells the retry from the replay.
+        await page.goto(`${base}/runs/shop/${runId}`)
+        expect(await page.locator('#retries').textContent()).toContain(newRunId)
+        expect(await page.locator('#replays').count()).toBe(0)
+        await Promise.all([page.waitForURL((url) => url.pathname !== `/runs/shop/${runId}`), page.locator('#replay').click()])
+        const replayId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!)
+        expect(await page.locator('dl.facts').innerText()).toContain(`Replay of\n${runId}`)
+        await page.goto(`${base}/runs/shop/${runId}`)
+        const facts = await page.locator('dl.facts').innerText()
+        expect(facts).toContain(`Retried by\n${newRunId} success 201\nReplayed by\n${replayId} success 201\n`)
+        if (existsSync(SCREENSHOTS)) await page.screenshot({ path: join(SCREENSHOTS, 'retried-and-replayed.png'), fullPage: true })
         await page.close()
       }, 60_000)
     })

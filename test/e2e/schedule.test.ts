@@ -122,8 +122,10 @@ describe('backfill', () => {
     expect((await history(dir)).map((r) => r.scheduledFor).sort()).toEqual([0, 1, 2, 3, 4, 5].map(at))
   })
 
-  it('refuses with exit 2 and a plain message: the future, a reversed range, a bad time, an unscheduled or unknown flow', async () => {
+  it('refuses with exit 2 and a plain message: the future, a reversed range, a bad time, an unscheduled, disabled or unknown flow', async () => {
     const dir = await projectWith('none')
+    const paused = ['name: Paused', 'schedule: { cron: "* * * * *", enabled: false }', 'nodes:', '  - { id: start, type: start, name: Start }', '']
+    await writeFile(join(dir, 'flows', 'paused.yaml'), paused.join('\n'))
     const future = new Date(Date.now() + 3_600_000).toISOString()
     const cases: [string[], string][] = [
       [['every-minute', '--from', at(0), '--to', future], 'is in the future'],
@@ -131,6 +133,9 @@ describe('backfill', () => {
       [['every-minute', '--from', 'yesterday', '--to', at(1)], '--from expects an ISO 8601 time'],
       [['create-order', '--from', at(0), '--to', at(1)], 'flow "create-order" has no schedule'],
       [['nope', '--from', at(0), '--to', at(1)], 'flow "nope" not found'],
+      // A disabled schedule was due at no minute: refused, dry run included, with how to go on.
+      [['paused', '--from', at(0), '--to', at(1)], 'the schedule of flow "paused" is disabled (schedule.enabled: false in flows/paused.yaml)'],
+      [['paused', '--from', at(0), '--to', at(1), '--dry-run'], 'set enabled: true to backfill it'],
     ]
     for (const [args, message] of cases) {
       const result = await flowctl(['backfill', ...args, '--project', dir])
@@ -139,6 +144,7 @@ describe('backfill', () => {
       expect(result.stderr).not.toMatch(/\n\s+at /) // no stack trace
     }
     expect(await history(dir)).toEqual([])
+    expect(await history(dir, 'paused')).toEqual([])
   })
 })
 

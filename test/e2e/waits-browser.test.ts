@@ -98,4 +98,31 @@ describe.skipIf(!CHROMIUM)('approval page in Chromium', () => {
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
+
+  it('the flow page shows a run live when it parks (waiting) and turns that row into the final one', async () => {
+    const page = await browser.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await page.goto(`${serve.base}/flows/office/expense`)
+    await page.waitForFunction(() => document.getElementById('live-state')?.textContent === '● live', null, { timeout: 10_000 })
+    const started = await fetch(`${serve.base}/api/run/office/expense`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 7, who: 'bo' }),
+    })
+    const { runId } = (await started.json()) as { runId: string }
+    const rows = page.locator(`tbody[data-runs="office"] tr[data-run="${runId}"]`)
+    // Sent on /api/events when it parks: a row of its own, marked waiting.
+    await rows.locator('.badge', { hasText: 'waiting' }).waitFor({ timeout: 15_000 })
+
+    // The loopback run page holds the resume link; approving ends the run, whose row turns success.
+    const runPage = await (await fetch(`${serve.base}/runs/office/${runId}`)).text()
+    const href = /id="resume-link" href="([^"]+)"/.exec(runPage)![1]!.replaceAll('&amp;', '&')
+    const resumed = await fetch(`${serve.base}${href}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"approved":true}' })
+    expect(resumed.status).toBe(202)
+    await rows.locator('.badge', { hasText: 'success' }).waitFor({ timeout: 15_000 })
+    expect(await rows.count()).toBe(1)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
 })

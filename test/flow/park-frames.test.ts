@@ -126,6 +126,11 @@ describe('a wait inside a called flow', () => {
     expect(pending).toMatchObject({ nodeId: 'call', type: 'call', port: null })
     expect(stepIds(pending.calls![0]!.steps)).toEqual(['start', 'before', 'call'])
     expect(stepIds(pending.calls![0]!.steps[2]!.calls![0]!.steps)).toEqual(['start'])
+    // Each call in progress says it waits, for what and until when (not a null output).
+    const until = (await store.waits.lookup('text', runId))!.dueAt
+    const inProgress = { waiting: 'callback', until: new Date(until).toISOString() }
+    expect(pending.output).toEqual(inProgress)
+    expect(pending.calls![0]!.steps[2]!.output).toEqual(inProgress)
     expect(JSON.stringify(waiting!.trace)).not.toContain(SECRET)
 
     const first = await deliverAndClaim(runId, 'one')

@@ -66,6 +66,34 @@ describe('createRunStopper', () => {
     stopper.dispose()
   })
 
+  it("nested stoppers (an each's walks side by side) each race their own step, all cut off when the run stops", async () => {
+    const stopper = createRunStopper(30, undefined)
+    const walks = [stopper.nested(), stopper.nested(), stopper.nested().nested()]
+    expect(await walks[0]!.race(Promise.resolve('done'))).toBe('done')
+    const pending = walks.map((walk) => walk.race(new Promise<never>(() => {})).catch((e: unknown) => e))
+    const reasons = await Promise.all(pending)
+    expect(reasons.every((reason) => reason === stopper.stoppedReason)).toBe(true)
+    expect((reasons[0] as Error).message).toBe('timeout')
+    // Made after the stop: shares the reason and signal, races nothing.
+    const late = stopper.nested()
+    expect(late.stoppedReason).toBe(stopper.stoppedReason)
+    expect(late.signal.aborted).toBe(true)
+    await expect(late.race(Promise.resolve('late'))).rejects.toBe(stopper.stoppedReason)
+    stopper.dispose()
+  })
+
+  it('the run holds nothing of a nested walk that ended: its stop does not reach a disposed one', async () => {
+    const stopper = createRunStopper(20, undefined)
+    const ended = stopper.nested()
+    let settled = false
+    void ended.race(new Promise<never>(() => {})).catch(() => (settled = true))
+    ended.dispose()
+    await reasonOf(stopper.stopped)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(settled).toBe(false)
+    stopper.dispose()
+  })
+
   it('a finished run does not stop later and leaves no timer behind', async () => {
     const stopper = createRunStopper(20, undefined)
     stopper.dispose()

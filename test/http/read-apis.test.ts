@@ -286,6 +286,21 @@ describe('/docs and /', () => {
     expect((await server.request('/docs/assets/swagger-ui.css')).headers.get('content-type')).toContain('text/css')
   })
 
+  it('answers a browser that holds an asset with a 304 and no body', async () => {
+    const first = await server.request('/docs/assets/swagger-ui.css')
+    const etag = first.headers.get('etag')
+    expect(etag).toMatch(/^W\/"[0-9a-f]+-[0-9a-f]+"$/)
+    expect(first.headers.get('cache-control')).toBe('public, max-age=3600')
+    const again = await server.request('/docs/assets/swagger-ui.css', { headers: { 'if-none-match': etag! } })
+    expect(again.status).toBe(304)
+    expect(again.headers.get('etag')).toBe(etag)
+    expect(await again.text()).toBe('')
+    // Another file's tag is not this one's.
+    const other = await server.request('/docs/assets/swagger-ui-bundle.js', { headers: { 'if-none-match': etag! } })
+    expect(other.status).toBe(200)
+    expect((await other.arrayBuffer()).byteLength).toBeGreaterThan(100_000)
+  })
+
   it('serves only the listed asset files', async () => {
     for (const path of [
       '/docs/assets/package.json',

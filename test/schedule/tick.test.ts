@@ -181,6 +181,20 @@ describe('runTick: schedules', () => {
     expect(run?.error).toBeTruthy()
   })
 
+  it('reports a scheduled run that parked at a long wait as waiting, not success (SPEC §22)', async () => {
+    const { project } = await writeProject('projectId: naps\nname: Naps\nlimits: { inlineWaitMs: 100 }\n', {
+      nap: 'name: Nap\nschedule: { cron: "* * * * *", timezone: UTC }\nnodes:\n  - { id: start, type: start, name: Start, method: post, next: nap }\n  - { id: nap, type: wait, name: Nap, ms: 600000 }\n',
+    })
+    const store = await openStore(':memory:')
+    const summary = await runTick({ targets: [{ project, store }], at: new Date('2026-05-01T10:05:00Z'), clock: clockAt('2026-05-01T10:05:01Z'), ...quiet })
+    expect(summary).toMatchObject({ ok: true, ran: 1, errors: 0 })
+    const [run] = await store.history.listRuns({ projectId: 'naps' })
+    expect(run).toMatchObject({ flow: 'nap', status: 'waiting' })
+    expect(summary.runs).toEqual([
+      { projectId: 'naps', flow: 'nap', scheduledFor: '2026-05-01T10:05:00.000Z', catchUp: false, runId: run!.id, status: 'waiting' },
+    ])
+  })
+
   it('never runs a disabled schedule, and sums the summary over several projects', async () => {
     const closedPort = await freePort()
     const disabled = await writeProject('projectId: off\nname: Off\n', {

@@ -44,6 +44,32 @@ describe('Workspace', () => {
     await workspace.close()
   })
 
+  it('publishes a parked run when it parks (status waiting) and again when it ends; metrics count it once, ended', async () => {
+    const project = await loadProject(await copyFixture('example'), { env: {} })
+    const workspace = new Workspace(async () => openSqliteStore(':memory:'))
+    const store = (await workspace.add(project)).store!
+    const published: [string, string][] = []
+    workspace.events.subscribe((event) => void (event.type === 'run' && published.push([event.data.id, event.data.status])))
+    const base = { projectId: 'shop', flow: 'create-order', trigger: 'cron' as const, method: 'CRON', startedAt: new Date().toISOString(), ports: [] }
+    const none = { failedNodeId: null, error: null, scheduledFor: null, replayOf: null, resumedFrom: null }
+    const waiting = { ...base, ...none, id: 'run-parked', durationMs: 4, status: 'waiting' as const, httpStatus: null }
+    const write = { id: 'run-parked', projectId: 'shop', flow: 'create-order', kind: 'sleep' as const, dueAt: Date.now() - 1, state: '{}', seq: 1 }
+    await store.waits.park(write, waiting, 100, undefined, [])
+    expect(published).toEqual([['run-parked', 'waiting']])
+    const [claimed] = await store.waits.claimDue('shop', { limit: 1, leaseMs: 60_000, token: 'worker-1' })
+    await store.waits.finish({ ...waiting, durationMs: 9, status: 'success', httpStatus: 201 }, undefined, claimed!.claimToken, '{}', [])
+    expect(published).toEqual([
+      ['run-parked', 'waiting'],
+      ['run-parked', 'success'],
+    ])
+    // A run is counted when it ends: a park is no run of its own (flowctl_waiting_runs shows it meanwhile).
+    const metrics = workspace.metrics.familiesText([], () => true)
+    expect(metrics).toMatch(/flowctl_runs_total\{[^}]*status="success"[^}]*\} 1/)
+    expect(metrics).not.toMatch(/status="waiting"/)
+    expect(metrics).toMatch(/flowctl_run_duration_seconds_count\{[^}]*\} 1/)
+    await workspace.close()
+  })
+
   it('retries opening a failed store at most once per interval, then serves it', async () => {
     const project = await loadProject(await copyFixture('example'), { env: {} })
     let now = 1_000_000

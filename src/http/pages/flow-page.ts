@@ -18,6 +18,8 @@ export interface FlowPageData {
   runs: RunRecord[]
   /** The caller may run the flow (loopback, editor, owner). */
   canRun: boolean
+  /** The caller may edit the flow file in the browser editor (loopback, editor, owner). */
+  canEdit: boolean
   /** What the form sent last, to fill it again after a run without JavaScript. */
   sent?: Record<string, string>
   answer?: FormRunAnswer
@@ -35,7 +37,7 @@ ${flow.description ? html`<p>${flow.description}</p>` : ''}
 <dl class="facts">
 <dt>Route</dt><dd>${start && !start.http ? html`<span class="muted">none: <code>http: false</code> (runs from schedules and <code>flowctl run</code>)</span>` : start ? html`<code>${start.method.toUpperCase()} ${runPath(projectId, flow, start)}</code>${start.auth ? html` <span class="muted">(${start.auth.type} auth)</span>` : html` <span class="muted">(no auth)</span>`}` : html`<span class="muted">no Start node: not callable over HTTP</span>`}</dd>
 <dt>Schedule</dt><dd>${flow.schedule ? html`<code>${flow.schedule.cron}</code> ${flow.schedule.timezone}${flow.schedule.enabled ? '' : ' (disabled)'}` : html`<span class="muted">none</span>`}</dd>
-<dt>File</dt><dd><code>${flow.file}</code> · <a href="/edit/${encodeURIComponent(projectId)}/${encodeURIComponent(flow.slug)}">Edit in the browser</a></dd>
+<dt>File</dt><dd><code>${flow.file}</code>${data.canEdit ? html` · <a href="/edit/${encodeURIComponent(projectId)}/${encodeURIComponent(flow.slug)}">Edit in the browser</a>` : ''}</dd>
 </dl>
 <h3>Graph</h3>
 <div class="graph-wrap">${renderFlowGraph(flow, { title: `Graph of flow ${flow.name}`, projectId })}</div>

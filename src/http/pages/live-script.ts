@@ -1,6 +1,7 @@
 // The one script of the pages (plain ES5-style JavaScript, sent inline with a nonce):
 // - shows every <time datetime> in the browser's local time with its zone;
-// - follows /api/events: a `run` event adds a row to each run list it belongs to, a `reload` event
+// - follows /api/events: a `run` event adds a row to each run list it belongs to (or replaces the
+//   run's row: a parked run is sent when it parks, `waiting`, and again when it ends), a `reload` event
 //   shows a banner with a refresh link (a form being filled in is never thrown away), a `reset` event
 //   (the stream could not replay what was missed, SPEC §20) reloads the run lists and last-run cells
 //   from a fresh copy of the page;
@@ -24,11 +25,13 @@ export const LIVE_SCRIPT = `
   // As statusBadge in layout.ts: an End that answered 4xx or 5xx is amber, not a green success.
   function badge(run) {
     if (run.status === 'success' && run.httpStatus != null && run.httpStatus >= 400) return el('span', 'answered ' + run.httpStatus, 'badge warn');
-    return el('span', run.status + (run.httpStatus != null ? ' ' + run.httpStatus : ''), 'badge ' + (run.status === 'success' ? 'ok' : run.status === 'skipped' ? 'muted' : 'bad'));
+    var tone = run.status === 'success' ? 'ok' : run.status === 'skipped' ? 'muted' : run.status === 'waiting' ? 'info' : 'bad';
+    return el('span', run.status + (run.httpStatus != null ? ' ' + run.httpStatus : ''), 'badge ' + tone);
   }
 
   function runRow(run, showFlow) {
     var tr = el('tr', null, 'fresh');
+    tr.setAttribute('data-run', run.id);
     var when = el('time', run.startedAt); when.setAttribute('datetime', run.startedAt); localTime(when);
     var td = el('td'); td.appendChild(when); tr.appendChild(td);
     var project = encodeURIComponent(run.projectId);
@@ -50,7 +53,10 @@ export const LIVE_SCRIPT = `
       var flow = body.getAttribute('data-flow');
       if (flow && flow !== run.flow) return;
       var empty = body.querySelector('tr.empty'); if (empty) empty.remove();
-      body.insertBefore(runRow(run, body.getAttribute('data-show-flow') === '1'), body.firstChild);
+      var row = runRow(run, body.getAttribute('data-show-flow') === '1');
+      var same = Array.prototype.filter.call(body.rows, function (r) { return r.getAttribute('data-run') === run.id; })[0];
+      if (same) { body.replaceChild(row, same); return; }
+      body.insertBefore(row, body.firstChild);
       while (body.rows.length > 20) body.deleteRow(body.rows.length - 1);
     });
     Array.prototype.forEach.call(document.querySelectorAll('[data-last-run="' + CSS.escape(run.projectId + '/' + run.flow) + '"]'), function (cell) {

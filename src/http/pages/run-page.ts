@@ -16,7 +16,7 @@ export interface RunPageData {
   /** The flow's current version, when the project still has it. */
   flow: Flow | undefined
   canRun: boolean
-  /** Runs that replayed this one, newest first. */
+  /** Runs that replayed or retried this one, newest first. */
   replays: RunRecord[]
   /** A parked run: how it waits (SPEC §22). */
   waiting?: WaitingFacts | null
@@ -42,7 +42,7 @@ export function renderRunPage(data: RunPageData): Response {
 <dt>Answer</dt><dd>${run.httpStatus ?? '—'}</dd>
 ${run.replayOf ? html`<dt>${run.resumedFrom ? 'Retry of' : 'Replay of'}</dt><dd><a href="/runs/${projectId}/${encodeURIComponent(run.replayOf)}" id="replay-of"><code>${run.replayOf}</code></a></dd>` : ''}
 ${run.resumedFrom ? html`<dt>Resumed from</dt><dd id="resumed-from">node <code>${run.resumedFrom}</code> <span class="muted">(the steps before it reused, not run again)</span></dd>` : ''}
-${data.replays.length ? html`<dt>Replayed by</dt><dd id="replays">${data.replays.map((r, i) => html`${i ? ', ' : ''}<a href="/runs/${projectId}/${encodeURIComponent(r.id)}"><code>${r.id}</code></a> ${statusBadge(r.status, r.httpStatus)}`)}</dd>` : ''}
+${laterRuns(data.replays, projectId)}
 ${run.status === 'error' ? html`<dt>Failed node</dt><dd class="bad"><code>${run.failedNodeId ?? '—'}</code></dd><dt>Reason</dt><dd class="bad">${run.error ?? ''}</dd>${failedHttpFacts(run)}` : ''}
 ${data.waiting ? waitingFact(data.waiting) : ''}
 <dt>Branches</dt><dd>${run.ports.length ? run.ports.map((p, i) => html`${i ? ', ' : ''}<code>${p.nodeId}</code> → ${p.port}`) : html`<span class="muted">none</span>`}</dd>
@@ -58,6 +58,21 @@ ${run.trace ? renderSteps(steps, run.status === 'error' ? run.failedNodeId : nul
 ${run.trace?.cut ? html`<p class="banner">Outputs were cut at <code>limits.traceBytes</code>; later steps show a marker instead.</p>` : ''}
 </section></div>`
   return pageResponse(200, { title: `Run ${run.id}`, body })
+}
+
+/**
+ * The runs made from this one, newest first, in two lists: retries from the failed node (they have
+ * `resumedFrom`, and reused this run's earlier steps) and replays of the whole input.
+ */
+function laterRuns(runs: RunRecord[], projectId: string): SafeHtml {
+  const links = (list: RunRecord[]) =>
+    list.map(
+      (r, i) => html`${i ? ', ' : ''}<a href="/runs/${projectId}/${encodeURIComponent(r.id)}"><code>${r.id}</code></a> ${statusBadge(r.status, r.httpStatus)}`,
+    )
+  const retries = runs.filter((r) => r.resumedFrom)
+  const replays = runs.filter((r) => !r.resumedFrom)
+  return html`${retries.length ? html`<dt>Retried by</dt><dd id="retries">${links(retries)}</dd>` : ''}
+${replays.length ? html`<dt>Replayed by</dt><dd id="replays">${links(replays)}</dd>` : ''}`
 }
 
 function waitingFact(waiting: WaitingFacts): SafeHtml {

@@ -1,5 +1,6 @@
 // The run list of the dashboard and the flow page. Rows added live by the page script (on each
-// `run` event of /api/events) have the same cells, built there with textContent, never markup.
+// `run` event of /api/events) have the same cells, built there with textContent, never markup; a
+// row names its run (`data-run`), so a parked run's final record replaces its `waiting` row.
 import type { RunRecord } from '../../model/store.js'
 import { html, type SafeHtml } from '../html.js'
 import { statusBadge, timeTag } from './layout.js'
@@ -14,7 +15,7 @@ ${runs.length === 0 ? html`<tr class="empty"><td colspan="7" class="muted">no ru
 
 function runRow(run: RunRecord, showFlow: boolean): SafeHtml {
   const project = encodeURIComponent(run.projectId)
-  return html`<tr><td>${timeTag(run.startedAt)}</td>
+  return html`<tr data-run="${run.id}"><td>${timeTag(run.startedAt)}</td>
 ${showFlow ? html`<td><a href="/flows/${project}/${encodeURIComponent(run.flow)}">${run.flow}</a></td>` : ''}
 <td>${run.trigger} <span class="muted">${run.method}</span>${run.replayOf ? html` <span class="badge info">replay</span>` : ''}</td>
 <td>${statusBadge(run.status, run.httpStatus)}</td><td>${run.durationMs}</td>

@@ -4,14 +4,15 @@
 // page loads `/api/openapi/<projectId>` with it.
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { getRouterParam, type H3Event } from 'h3'
+import { getRouterParam, type H3Event, type HTTPResponse } from 'h3'
 import type { AppContext } from '../context.js'
 import { generateOpenApi } from '../../openapi/generate.js'
 import { isLoopbackRequest } from '../access.js'
+import { answerAsset, statTag, type HeldAsset } from '../asset-answer.js'
 import { requestOrigin } from '../client.js'
 import { html, inlineJson, SafeHtml } from '../html.js'
 import { httpError } from '../../errors.js'
@@ -45,22 +46,26 @@ function swaggerDir(): string {
   return assetDir
 }
 
-const assetCache = new Map<string, Buffer>()
+/** Each file once asked for, kept for the process's life; browsers keep it an hour, then revalidate (304). */
+const assetCache = new Map<string, HeldAsset>()
+
+async function heldAsset(name: string): Promise<HeldAsset> {
+  let asset = assetCache.get(name)
+  if (!asset) {
+    const path = join(swaggerDir(), name)
+    const stats = await stat(path)
+    asset = { content: await readFile(path), etag: statTag(stats) }
+    assetCache.set(name, asset)
+  }
+  return asset
+}
 
 export function docsAssetHandler() {
-  return async (event: H3Event): Promise<Response> => {
+  return async (event: H3Event): Promise<Buffer | HTTPResponse> => {
     const name = getRouterParam(event, 'file') ?? ''
     const type = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
     if (!type) throw httpError('NOT_FOUND')
-    let content = assetCache.get(name)
-    if (!content) {
-      content = await readFile(join(swaggerDir(), name))
-      assetCache.set(name, content)
-    }
-    return new Response(new Uint8Array(content), {
-      status: 200,
-      headers: { 'content-type': type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' },
-    })
+    return answerAsset(event, await heldAsset(name), type, ['public', 'max-age=3600'])
   }
 }
 

@@ -5,16 +5,17 @@
 // read and written through the flows API (routes/flows.ts). Who may: as that API, a loopback
 // request or a signed-in editor or owner; the page carries no flow text and no secret.
 import { randomBytes } from 'node:crypto'
-import { existsSync, readdirSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { getRouterParam, type H3Event } from 'h3'
+import { getRouterParam, type H3Event, type HTTPResponse } from 'h3'
 import { parseDocument } from 'yaml'
 import { httpError } from '../../errors.js'
 import { SHARED_DEFS } from '../../project/ajv.js'
 import { getNodeKind, nodeKinds } from '../../nodes/registry.js'
 import { callerOf, isCrossSite, projectAccess } from '../access.js'
+import { answerAsset, statTag, type HeldAsset } from '../asset-answer.js'
 import { CHALLENGES } from '../authorization.js'
 import { readRequestText } from '../body.js'
 import type { AppContext } from '../context.js'
@@ -24,42 +25,73 @@ import { htmlResponse, jsonResponse } from '../respond.js'
 
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' }
 
-let assets: { dir: string; names: Set<string> } | undefined
+let assets: { dir: string; names: Set<string>; listedAt: number } | undefined
 /**
  * The built files: dist/editor/ from tsc's output (dist/http/routes/) or from the CLI bundle
- * (dist/bin/), listed once. A request names one of them or gets a 404.
+ * (dist/bin/). A request names one of them or gets a 404. The folder is listed again when a name is
+ * missing and the folder changed since it was listed (a rebuild that added a chunk).
  */
-function editorAssets(): { dir: string; names: Set<string> } {
+function editorAssets(): { dir: string; names: Set<string>; listedAt: number } {
   if (!assets) {
     for (const candidate of ['../../editor/', '../editor/', '../../../dist/editor/']) {
       const dir = fileURLToPath(new URL(candidate, import.meta.url))
-      if (existsSync(join(dir, 'editor.js'))) {
-        assets = { dir, names: new Set(readdirSync(dir).filter((name) => /^[a-z0-9-]+\.(js|css)$/.test(name))) }
-        return assets
-      }
+      if (existsSync(join(dir, 'editor.js'))) return (assets = listAssets(dir))
     }
     throw httpError('NOT_FOUND', ['the editor is not built: run npm run build'])
   }
   return assets
 }
 
-const assetCache = new Map<string, Buffer>()
+function listAssets(dir: string): { dir: string; names: Set<string>; listedAt: number } {
+  const listedAt = statSync(dir).mtimeMs
+  return { dir, names: new Set(readdirSync(dir).filter((name) => /^[a-z0-9-]+\.(js|css)$/.test(name))), listedAt }
+}
+
+/** The folder holding the file `name`, or null when the build made no such file. */
+function knownAsset(name: string): string | null {
+  const listed = editorAssets()
+  if (listed.names.has(name)) return listed.dir
+  const changedAt = statSync(listed.dir, { throwIfNoEntry: false })?.mtimeMs
+  if (changedAt === undefined || changedAt === listed.listedAt) return null
+  try {
+    assets = listAssets(listed.dir)
+  } catch {
+    return null // removed again meanwhile: a build is under way
+  }
+  return assets.names.has(name) ? assets.dir : null
+}
+
+/**
+ * Each file as last read, with the modification time and size it had. A `stat` per request tells a
+ * rebuilt bundle (`npm run build` while `serve` runs) from the copy in memory, so the browser gets
+ * the new editor without a restart; the file is read again only when it changed. The browser
+ * revalidates each time (`no-cache`) and gets a 304 while the tag (size and time) is the same.
+ */
+const assetCache = new Map<string, HeldAsset & { mtimeMs: number; size: number }>()
+
+async function currentAsset(dir: string, name: string): Promise<HeldAsset> {
+  const path = join(dir, name)
+  const cached = assetCache.get(name)
+  try {
+    const stats = await stat(path)
+    if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached
+    const asset = { content: await readFile(path), etag: statTag(stats), mtimeMs: stats.mtimeMs, size: stats.size }
+    assetCache.set(name, asset)
+    return asset
+  } catch (error) {
+    // Mid-rebuild (the build empties dist/editor/ first): the last good copy until the new one is written.
+    if (cached) return cached
+    throw httpError('NOT_FOUND', undefined, { cause: error })
+  }
+}
 
 export function editorAssetHandler() {
-  return async (event: H3Event): Promise<Response> => {
+  return async (event: H3Event): Promise<Buffer | HTTPResponse> => {
     const name = getRouterParam(event, 'file') ?? ''
-    const { dir, names } = editorAssets()
-    if (!names.has(name)) throw httpError('NOT_FOUND')
+    const dir = knownAsset(name)
+    if (!dir) throw httpError('NOT_FOUND')
     const type = TYPES[name.slice(name.lastIndexOf('.') + 1)]!
-    let content = assetCache.get(name)
-    if (!content) {
-      content = await readFile(join(dir, name))
-      assetCache.set(name, content)
-    }
-    return new Response(new Uint8Array(content), {
-      status: 200,
-      headers: { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' },
-    })
+    return answerAsset(event, await currentAsset(dir, name), type, ['no-cache'])
   }
 }
 
@@ -76,7 +108,7 @@ export function editorPageHandler(context: AppContext) {
   return pageRoute(async (event) => {
     const projectId = getRouterParam(event, 'projectId') ?? ''
     const slug = getRouterParam(event, 'slug') ?? ''
-    const access = await projectAccess(context, event, projectId, 'run')
+    const access = await projectAccess(context, event, projectId, 'edit')
     if (!access.ok) {
       // Reading is not enough here: the 403 names the roles that may edit.
       if (access.error.code === 'FORBIDDEN') throw httpError('FORBIDDEN', ['Editing flows needs the editor or owner role on this project.'])

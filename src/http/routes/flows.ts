@@ -131,7 +131,7 @@ export function flowCheckHandler(context: AppContext) {
  */
 async function editAccess(context: AppContext, event: H3Event, role: 'editor' | 'owner'): Promise<{ project: Project; caller: Caller }> {
   const projectId = getRouterParam(event, 'projectId') ?? ''
-  const { entry, caller } = await requireAccess(context, event, projectId, 'run')
+  const { entry, caller } = await requireAccess(context, event, projectId, 'edit')
   if (role === 'owner' && caller.kind === 'user' && !roleAllows(projectRole(caller.user, projectId), 'owner')) {
     throw httpError('FORBIDDEN', ['deleting a flow needs the owner role'])
   }

@@ -8,11 +8,11 @@ import { capErrorList } from '../../flow/reason.js'
 import { isReplayRefusal, replayRun } from '../../flow/replay.js'
 import { waitingFacts } from '../../flow/park.js'
 import { readRequestText } from '../body.js'
-import { callerOf, isCrossSite, projectAccess, readableEntries, type Need } from '../access.js'
+import { callerMay, callerOf, isCrossSite, projectAccess, readableEntries, type Caller, type Need } from '../access.js'
 import type { AppContext } from '../context.js'
 import { jsonResponse } from '../respond.js'
 import { buildStatus } from '../status-data.js'
-import type { WorkspaceEntry } from '../../serve/workspace.js'
+import type { Project } from '../../model/project.js'
 import type { RunOutcome } from '../../model/run.js'
 import { renderDashboard } from '../pages/dashboard.js'
 import { renderFlowPage } from '../pages/flow-page.js'
@@ -31,33 +31,39 @@ export function dashboardHandler(context: AppContext) {
     const readable = new Set(readableEntries(context, caller).map((entry) => entry.project.settings.projectId))
     const view = await buildStatus(context, caller.kind === 'anonymous' ? { kind: 'public' } : { kind: 'projects', projectIds: readable })
     const projects = new Map(context.workspace.list().map((entry) => [entry.project.settings.projectId, entry.project]))
-    return renderDashboard(view, projects, caller.kind !== 'anonymous')
+    // A viewer following an edit link would only meet the editor's 403: the links are for editors.
+    const editable = new Set([...readable].filter((projectId) => callerMay(caller, projectId, 'edit')))
+    return renderDashboard(view, projects, { signedIn: caller.kind !== 'anonymous', editable })
   }
 }
 
-/** The access check of a page: a refusal is thrown, and the error page says why (sign in, role, unknown project). */
-async function pageAccess(context: AppContext, event: H3Event, need: Need): Promise<WorkspaceEntry> {
+/**
+ * The access check of a page: a refusal is thrown, and the error page says why (sign in, role,
+ * unknown project). The caller comes back too: what else it may do (run, edit) decides the buttons
+ * and links, without a second check that would count a refusal on /status.
+ */
+async function pageAccess(context: AppContext, event: H3Event, need: Need): Promise<{ project: Project; caller: Caller }> {
   const access = await projectAccess(context, event, getRouterParam(event, 'projectId') ?? '', need)
   if (!access.ok) throw access.error
-  return access.entry
+  return { project: access.entry.project, caller: access.caller }
 }
 
 export function flowPageHandler(context: AppContext) {
   return pageRoute(async (event) => {
-    const { project } = await pageAccess(context, event, 'read')
+    const { project, caller } = await pageAccess(context, event, 'read')
+    const projectId = project.settings.projectId
     const flow = project.flows.get(getRouterParam(event, 'slug') ?? '')
-    if (!flow) throw httpError('FLOW_NOT_FOUND', [`Project ${project.settings.projectId} has no flow with this name.`])
-    const store = await context.workspace.storeFor(project.settings.projectId)
-    const runs = store ? await store.history.listRuns({ projectId: project.settings.projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => []) : []
-    const canRun = (await projectAccess(context, event, project.settings.projectId, 'run')).ok
-    return renderFlowPage({ project, flow, runs, canRun })
+    if (!flow) throw httpError('FLOW_NOT_FOUND', [`Project ${projectId} has no flow with this name.`])
+    const store = await context.workspace.storeFor(projectId)
+    const runs = store ? await store.history.listRuns({ projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => []) : []
+    return renderFlowPage({ project, flow, runs, canRun: callerMay(caller, projectId, 'run'), canEdit: callerMay(caller, projectId, 'edit') })
   })
 }
 
 /** POST from the run form: JSON for the page's script (`Accept: application/json`), else the page again. */
 export function flowFormHandler(context: AppContext) {
   return pageRoute(async (event) => {
-    const { project } = await pageAccess(context, event, 'run')
+    const { project, caller } = await pageAccess(context, event, 'run')
     if (isCrossSite(event)) throw httpError('FORBIDDEN', ['cross-site request refused'])
     const projectId = project.settings.projectId
     const flow = project.flows.get(getRouterParam(event, 'slug') ?? '')
@@ -71,13 +77,13 @@ export function flowFormHandler(context: AppContext) {
     if (answer.status === ERROR_CATALOG.INPUT_INVALID.httpStatus) logRejected(context, projectId, flow.slug, answer.errors ?? [])
     if (wantsJson(event)) return jsonResponse(200, answer, { 'cache-control': 'no-store' })
     const runs = await store.history.listRuns({ projectId, flow: flow.slug, limit: FLOW_RUNS }).catch(() => [])
-    return renderFlowPage({ project, flow, runs, canRun: true, sent: fields, answer })
+    return renderFlowPage({ project, flow, runs, canRun: true, canEdit: callerMay(caller, projectId, 'edit'), sent: fields, answer })
   })
 }
 
 export function runPageHandler(context: AppContext) {
   return pageRoute(async (event) => {
-    const { project } = await pageAccess(context, event, 'read')
+    const { project, caller } = await pageAccess(context, event, 'read')
     const projectId = project.settings.projectId
     const store = await context.workspace.storeFor(projectId)
     if (!store) throw httpError('STORE_UNAVAILABLE')
@@ -86,7 +92,7 @@ export function runPageHandler(context: AppContext) {
       const kept = project.settings.limits.historyRuns
       throw httpError('RUN_NOT_FOUND', [`Project ${projectId} has no run with this id (history keeps the newest ${kept}).`])
     }
-    const canRun = (await projectAccess(context, event, projectId, 'run')).ok
+    const canRun = callerMay(caller, projectId, 'run')
     // A replay runs the same flow after its original: the flow's time index finds them.
     const replays = await store.history.listRuns({ projectId, flow: run.flow, replayOf: run.id, after: run.startedAt, limit: REPLAYS_SHOWN }).catch(() => [])
     // A parked run (SPEC §22): how it waits, and its resume link for those who may run the flow.

@@ -18,6 +18,7 @@ import { enterGuards } from './guards.js'
 import type { RunCall } from './input.js'
 
 export async function runNow(context: AppContext, event: H3Event, call: RunCall): Promise<Response | string> {
+  const startedAt = performance.now()
   const guarded = await enterGuards(context, event, call)
   if (guarded.kind === 'replay') return guarded.response
   const { guards } = guarded
@@ -35,7 +36,7 @@ export async function runNow(context: AppContext, event: H3Event, call: RunCall)
     if (hasErrorCode(error, 'STORE_UNAVAILABLE')) noteStoreOutage(context, project, error)
     throw error
   }
-  noteStoreBack(context, projectId)
+  noteStoreBack(context, projectId, startedAt)
   const answer = answerOutcome(outcome, { trace: call.trace, secrets: project.secrets })
   if (outcome.kind === 'invalid') {
     await guards.release()

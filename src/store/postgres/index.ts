@@ -86,7 +86,12 @@ class PostgresStore implements Store {
     this.schedules = new PostgresSchedules(connection)
     this.guards = new PostgresGuards(connection.query)
     this.queue = new PostgresQueue(connection.query, this.writer)
-    this.waits = new PostgresWaits(connection.query, (projectId, documents) => this.documents.insertRunDocuments(projectId, documents), this.writer.recorded)
+    this.waits = new PostgresWaits(
+      connection.query,
+      (projectId, documents) => this.documents.insertRunDocuments(projectId, documents),
+      this.writer.recorded,
+      this.writer.cap,
+    )
   }
 
   async close(): Promise<void> {

@@ -69,13 +69,14 @@ export const PG_SQL = {
   // DELETEs of one project never overlap (overlapping DELETEs locking rows in different orders is
   // what deadlocked). It deletes a key range below the $2-th newest run: rows being inserted now
   // are newer, and INSERTs take no locks on existing rows, so it cannot deadlock with them. The
-  // boundary is two scalar subqueries so even the generic plan is an index range scan.
+  // boundary is two scalar subqueries so even the generic plan is an index range scan. A run still
+  // `waiting` (parked) is never deleted: its record is replaced when it finishes.
   trimRuns: `WITH lock AS (
       SELECT pg_try_advisory_xact_lock(${TRIM_LOCK_KEY}, hashtext($1::text)) AS got
     ), boundary AS (
       SELECT started_at, seq FROM runs WHERE project_id = $1::text ORDER BY started_at DESC, seq DESC OFFSET $2::int - 1 LIMIT 1
     ), deleted AS (
-      DELETE FROM runs WHERE (SELECT got FROM lock) AND project_id = $1::text
+      DELETE FROM runs WHERE (SELECT got FROM lock) AND project_id = $1::text AND status <> 'waiting'
         AND (started_at, seq) < ((SELECT started_at FROM boundary), (SELECT seq FROM boundary))
       RETURNING 1
     )

@@ -1,13 +1,15 @@
 // Parked runs in PostgreSQL (SPEC §22, src/model/waits.ts). Every write is one statement: parking
 // moves the parked row (and an async run's queue row) and upserts the `waiting` history record in
 // one set of CTEs; finishing marks the row done and writes the final record only when the row is
-// still claimed with the worker's token. Claims pick rows `FOR UPDATE SKIP LOCKED`, so instances
+// still claimed with the worker's token. A first park counts toward the history cap
+// (history-cap.ts), whose trim never deletes a `waiting` record. Claims pick rows `FOR UPDATE SKIP LOCKED`, so instances
 // never take one row twice, and every time is the server's clock (instances with skewed clocks
 // agree on due times and leases). Any instance resumes any run: exactly once, whichever it is.
 import { randomBytes } from 'node:crypto'
 import type { QueryResultRow } from 'pg'
 import type { RunDetailsText, RunDocument, RunRecord, WaitStore } from '../../model/store.js'
 import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type DeliverResult, type ParkedRunInfo, type ParkedRunWrite } from '../../model/waits.js'
+import type { HistoryCap } from '../history-cap.js'
 import type { RecordedListeners } from '../recorded.js'
 import { RUN_COLUMNS, RUN_DETAIL_COLUMNS } from '../rows.js'
 import { pgRunValues } from './sql.js'
@@ -93,8 +95,10 @@ export class PostgresWaits implements WaitStore {
   constructor(
     private readonly query: Query,
     private readonly insertDocuments: (projectId: string, documents: readonly RunDocument[]) => Promise<void>,
-    /** `history.onRecorded`'s listeners: told of each finished run, like any recorded run. */
+    /** `history.onRecorded`'s listeners: told of each waiting and finished record, like any recorded run. */
     private readonly recorded: RecordedListeners,
+    /** The history cap of the store's runs: a parked run's record is one of them. */
+    private readonly cap: HistoryCap,
   ) {}
 
   async resumeKey(projectId: string): Promise<string> {
@@ -107,11 +111,20 @@ export class PostgresWaits implements WaitStore {
     return key
   }
 
-  async park(run: ParkedRunWrite, record: RunRecord, details: RunDetailsText | undefined, documents: readonly RunDocument[]): Promise<void> {
+  async park(
+    run: ParkedRunWrite,
+    record: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    documents: readonly RunDocument[],
+  ): Promise<void> {
     if (documents.length > 0) await this.insertDocuments(run.projectId, documents)
     const values = [run.id, run.projectId, run.flow, run.kind, run.dueAt, run.seq, run.state, run.claimToken ?? null, run.asyncClaimToken ?? null]
     const { rows } = await this.query<{ n: number }>('flowctl_park_run', SQL.park, [...values, ...pgRunValues(record, details)])
     if (rows[0]?.n !== 1) throw new ParkClaimLost(run.id)
+    this.recorded.notify(record, documents)
+    // A first park adds the run's record (later parks and the finish replace it): counted once, as recordRun counts.
+    if (!run.claimToken) await this.cap.noteRun(run.projectId, historyCap)
   }
 
   async deliver(projectId: string, id: string, seq: number, payload: string): Promise<DeliverResult> {

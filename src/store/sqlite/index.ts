@@ -101,7 +101,7 @@ class SqliteStore implements Store {
     this.schedules = new SqliteSchedules(db, sql)
     this.guards = new SqliteGuards(db)
     this.queue = new SqliteQueue(db, this.writer)
-    this.waits = new SqliteWaits(db, (projectId, documents) => this.documents.insertRunDocuments(projectId, documents), this.writer.recorded)
+    this.waits = new SqliteWaits(db, (projectId, documents) => this.documents.insertRunDocuments(projectId, documents), this.writer.recorded, this.writer.cap)
   }
 
   async close(): Promise<void> {

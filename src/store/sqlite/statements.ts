@@ -43,8 +43,9 @@ export class SqliteStatements {
     this.countAllRuns = db.prepare('SELECT count(*) AS n FROM runs WHERE project_id = ?')
     // The history cap's trim (history-cap.ts): the project's runs below its `keep`-th newest (the
     // boundary, by started_at then rowid), an index range of the project only. Fewer runs than
-    // `keep`: the boundary is NULL and nothing is deleted. Parameters: project, project, keep.
-    this.trimRuns = db.prepare(`DELETE FROM runs WHERE project_id = ? AND (started_at, rowid) <
+    // `keep`: the boundary is NULL and nothing is deleted. A run still `waiting` (parked) is never
+    // deleted: its record is replaced when it finishes. Parameters: project, project, keep.
+    this.trimRuns = db.prepare(`DELETE FROM runs WHERE project_id = ? AND status <> 'waiting' AND (started_at, rowid) <
       (SELECT started_at, rowid FROM runs WHERE project_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1 OFFSET ? - 1)`)
     this.getRun = db.prepare(`SELECT ${RUN_COLUMNS}, ${RUN_DETAIL_COLUMNS} FROM runs WHERE project_id = ? AND id = ?`)
     this.countRuns = db.prepare(`SELECT status, count(*) AS n FROM runs

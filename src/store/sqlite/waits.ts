@@ -3,11 +3,13 @@
 // each see a row move from one status to the next once: a claim is one `UPDATE … RETURNING` under
 // SQLite's write lock, and a cheap read first keeps idle polling from taking that lock at all.
 // The waiting and the final history records are upserts on `runs` (the final one replaces the
-// waiting one), written in the transaction that moves the parked row.
+// waiting one), written in the transaction that moves the parked row. A first park counts toward the
+// history cap (history-cap.ts), whose trim never deletes a `waiting` record.
 import type Database from 'better-sqlite3'
 import { randomBytes } from 'node:crypto'
 import type { RunDetailsText, RunDocument, RunRecord, WaitStore } from '../../model/store.js'
 import { ParkClaimLost, PARKED_RETENTION_MS, type ClaimedParkedRun, type DeliverResult, type ParkedRunInfo, type ParkedRunWrite } from '../../model/waits.js'
+import type { HistoryCap } from '../history-cap.js'
 import type { RecordedListeners } from '../recorded.js'
 import { RUN_COLUMNS, RUN_DETAIL_COLUMNS, runValues } from '../rows.js'
 
@@ -42,8 +44,10 @@ export class SqliteWaits implements WaitStore {
   constructor(
     private readonly db: Database.Database,
     private readonly insertDocuments: (projectId: string, documents: readonly RunDocument[]) => Promise<void>,
-    /** `history.onRecorded`'s listeners: told of each finished run, like any recorded run. */
+    /** `history.onRecorded`'s listeners: told of each waiting and finished record, like any recorded run. */
     private readonly recorded: RecordedListeners,
+    /** The history cap of the store's runs: a parked run's record is one of them. */
+    private readonly cap: HistoryCap,
   ) {
     const prepare = (sql: string) => db.prepare(sql)
     this.statements = {
@@ -88,9 +92,18 @@ export class SqliteWaits implements WaitStore {
     return key
   }
 
-  async park(run: ParkedRunWrite, record: RunRecord, details: RunDetailsText | undefined, documents: readonly RunDocument[]): Promise<void> {
+  async park(
+    run: ParkedRunWrite,
+    record: RunRecord,
+    historyCap: number,
+    details: RunDetailsText | undefined,
+    documents: readonly RunDocument[],
+  ): Promise<void> {
     if (documents.length > 0) await this.insertDocuments(run.projectId, documents)
     immediate(this.parkTx)(run, record, details)
+    this.recorded.notify(record, documents)
+    // A first park adds the run's record (later parks and the finish replace it): counted once, as recordRun counts.
+    if (!run.claimToken) await this.cap.noteRun(run.projectId, historyCap)
   }
 
   private parkRows(run: ParkedRunWrite, record: RunRecord, details: RunDetailsText | undefined): void {
