@@ -97,7 +97,7 @@ describe('stored run details made at once', () => {
       expect(quick, `seed ${seed}`).not.toBeNull()
       expect(quick, `seed ${seed}`).toEqual(detailsStepByStep(details))
       // Both are JSON a reader can parse back.
-      JSON.parse(quick!.trace)
+      JSON.parse(quick!.trace!)
     }
   })
 
@@ -130,7 +130,7 @@ describe('stored run details made at once', () => {
     // Exactly at the cap still fits.
     const exact = source(13)
     const text = detailsStepByStep(exact)
-    expect(detailsAtOnce({ ...exact, traceBytes: Buffer.byteLength(text.trace) })).toEqual(text)
+    expect(detailsAtOnce({ ...exact, traceBytes: Buffer.byteLength(text.trace!) })).toEqual(text)
   })
 
   it('keep a run without input (a scheduled run) and outputs JSON has no text for as null', () => {
@@ -138,7 +138,7 @@ describe('stored run details made at once', () => {
     details.steps[0]!.output = undefined
     const quick = detailsAtOnce(details)!
     expect(quick.input).toBeNull()
-    expect(JSON.parse(quick.trace).steps[0].output).toBeNull()
+    expect(JSON.parse(quick.trace!).steps[0].output).toBeNull()
     expect(quick).toEqual(detailsStepByStep(details))
   })
 
@@ -159,9 +159,9 @@ describe('stored run details made at once', () => {
     const after: TraceStep = { nodeId: 'done', type: 'end', name: 'Done', port: null, durationMs: 0, output: { ok: true } }
     const details = source(15, { steps: [each, after], traceBytes: 4096 })
     expect(detailsAtOnce(details)).toBeNull()
-    const trace = JSON.parse(detailsStepByStep(details).trace)
+    const trace = JSON.parse(detailsStepByStep(details).trace!)
     expect(trace.cut).toBe(true)
-    expect(detailsStepByStep(details).trace.length).toBeLessThan(20_000)
+    expect(detailsStepByStep(details).trace!.length).toBeLessThan(20_000)
     // The calls up to the one that crossed the cap are kept; the later steps of the run still show.
     expect(trace.steps[0].calls.length).toBeGreaterThan(10)
     expect(trace.steps[0].calls.length).toBeLessThan(100)
