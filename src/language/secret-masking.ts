@@ -16,12 +16,18 @@ interface Masker {
   formList: string[]
   /** Base64 words shorter than this cannot decode to the shortest secret, so are not decoded. */
   minWord: number
+  /**
+   * A run of base64 characters long enough to be such a word (padding aside), after a character
+   * that is not one: text without it has no word to decode, and the regular expression finds that
+   * in native code, ~10× fewer instructions than the character loop of `longWordHoldsSecret`.
+   */
+  longRun: RegExp
 }
 
 const maskers = new WeakMap<Secrets, { size: number; masker: Masker | null }>()
 
 /** The masker of a secrets map (null when it has no non-empty value). Maps are not changed after loading. */
-function maskerOf(secrets: Secrets): Masker | null {
+export function maskerOf(secrets: Secrets): Masker | null {
   const cached = maskers.get(secrets)
   if (cached && cached.size === secrets.size) return cached.masker
   const values = [...new Set(secrets.values())].filter((value) => value.length > 0)
@@ -31,7 +37,9 @@ function maskerOf(secrets: Secrets): Masker | null {
     for (const value of values) for (const form of formsOf(value)) forms.add(form)
     const sorted = [...forms].sort((a, b) => b.length - a.length)
     const shortest = Math.min(...values.map((v) => Buffer.byteLength(v)))
-    masker = { forms: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'), formList: sorted, minWord: Math.max(2, Math.ceil((shortest * 4) / 3)) }
+    const minWord = Math.max(2, Math.ceil((shortest * 4) / 3))
+    const longRun = new RegExp(`(?:^|[^A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{${Math.max(1, minWord - 2)}}`)
+    masker = { forms: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'), formList: sorted, minWord, longRun }
   }
   maskers.set(secrets, { size: secrets.size, masker })
   return masker
@@ -111,11 +119,11 @@ export function jsonHoldsSecret(json: string, secrets: Secrets): boolean {
   const masker = maskerOf(secrets)
   if (!masker) return false
   for (const form of masker.formList) if (json.includes(form)) return true
-  return longWordHoldsSecret(json, masker)
+  return masker.longRun.test(json) && longWordHoldsSecret(json, masker)
 }
 
 /** One pass over JSON text: decodes only base64 words long enough to hold a secret. */
-function longWordHoldsSecret(json: string, masker: Masker): boolean {
+export function longWordHoldsSecret(json: string, masker: Masker): boolean {
   let start = -1
   for (let i = 0; i <= json.length; i++) {
     const code = i < json.length ? json.charCodeAt(i) : 0
