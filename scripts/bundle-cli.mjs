@@ -4,9 +4,9 @@
 // Lazy imports stay lazy (each becomes its own chunk). dist/bin/ sits at the same depth as dist/cli/,
 // so `new URL('../../package.json', import.meta.url)` and the templates path resolve the same.
 //
-// Only the packages on the CLI's start-up path are inlined; the rest stay ordinary imports from
-// node_modules: native code (better-sqlite3), optional requires (pg), packages that read their own
-// files (swagger-ui-dist) and the server's dependencies, which load once per `serve`.
+// The packages on the CLI's start-up path and on `serve`'s are inlined; the rest stay ordinary
+// imports from node_modules: native code (better-sqlite3), optional requires (pg), packages that read
+// their own files (swagger-ui-dist) and packages only some commands or requests load.
 import { readFileSync, rmSync } from 'node:fs'
 import { isBuiltin } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -14,25 +14,61 @@ import { build } from 'rolldown'
 
 // ajv and ajv-formats: what `flowctl test` and `run` validate inputs with (the engine's chunk only; the
 // loader compiles with ajv from node_modules, rarely); ~90 CommonJS files cost ~10 ms more to load.
-const INLINED = new Set(['commander', 'chalk', 'yaml', 'ora', 'ajv', 'ajv-formats', 'listhen'])
-// listhen imports node-forge (~1.7 MB of heap once evaluated) for https certificates, which serve
-// never asks for: inlined, its import becomes a proxy that requires node-forge on first use. Its
-// optional imports (tunnels, websockets, clipboard, its own CLI's) stay imports serve never makes.
-const LAZY_FORGE = '\0flowctl-lazy-node-forge'
+// js-yaml, h3 (with rou3 and srvx), croner, chokidar, diff, dagre and leven: what `serve` loads at
+// start-up. Inlined, their source texts are ASCII (see asciiOnly) and a few chunks instead of ~40
+// modules: ~2 MB less RSS for the life of the server (docs/performance.md).
+const INLINED = new Set([
+  'commander',
+  'chalk',
+  'yaml',
+  'ora',
+  'ajv',
+  'ajv-formats',
+  'listhen',
+  'js-yaml',
+  'h3',
+  'croner',
+  'chokidar',
+  'diff',
+  '@dagrejs/dagre',
+  'leven',
+])
+// listhen's imports that serve never uses become proxies that require the package on first use:
+// node-forge (~1.7 MB of heap once evaluated) makes https certificates, which serve never asks for;
+// consola (and its Intl.Segmenter, which maps ~1 MB of ICU data) logs listhen's warnings and
+// printed URLs, which serve turns off. Each entry: the names listhen imports, and whether each is an
+// object or a function. Its optional imports (tunnels, websockets, clipboard, its own CLI's) stay
+// imports serve never makes.
+const LAZY = {
+  'node-forge': { default: 'object' },
+  consola: { default: 'object', consola: 'object' },
+  'consola/utils': { colors: 'object', getColor: 'function' },
+}
+const LAZY_PREFIX = '\0flowctl-lazy:'
 const LISTHEN_OPTIONAL = new Set(['crossws', 'untun', 'tinyclip', 'jiti', '@parcel/watcher', '@parcel/watcher-wasm'])
-const lazyForge = {
-  name: 'lazy-node-forge',
-  resolveId: (id) => (id === 'node-forge' ? LAZY_FORGE : null),
-  load: (id) =>
-    id === LAZY_FORGE
-      ? [
-          'import { createRequire } from "node:module";',
-          'let forge;',
-          // Resolved from listhen's own folder, where its dependency is whatever the package manager did.
-          'const load = () => (forge ??= createRequire(createRequire(import.meta.url).resolve("listhen"))("node-forge"));',
-          'export default new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => key in load() });',
-        ].join('\n')
-      : null,
+const lazyPackages = {
+  name: 'lazy-packages',
+  resolveId: (id) => (Object.hasOwn(LAZY, id) ? LAZY_PREFIX + id : null),
+  load: (id) => {
+    if (!id.startsWith(LAZY_PREFIX)) return null
+    const name = id.slice(LAZY_PREFIX.length)
+    const lines = [
+      'import { createRequire } from "node:module";',
+      'let loaded;',
+      // Resolved from listhen's own folder, where its dependency is whatever the package manager did.
+      `const load = () => (loaded ??= createRequire(createRequire(import.meta.url).resolve("listhen"))(${JSON.stringify(name)}));`,
+    ]
+    for (const [exported, kind] of Object.entries(LAZY[name])) {
+      // CommonJS: `default` is the module itself (node-forge's object), a named export one of its keys.
+      const value = exported === 'default' && name === 'node-forge' ? 'load()' : `load()[${JSON.stringify(exported)}]`
+      const proxy =
+        kind === 'function'
+          ? `(...args) => ${value}(...args)`
+          : `new Proxy({}, { get: (_, key) => ${value}[key], set: (_, key, v) => ((${value}[key] = v), true), has: (_, key) => key in ${value} })`
+      lines.push(exported === 'default' ? `export default ${proxy};` : `export const ${exported} = ${proxy};`)
+    }
+    return lines.join('\n')
+  },
 }
 const outDir = fileURLToPath(new URL('../dist/bin/', import.meta.url))
 
@@ -65,6 +101,21 @@ function withoutBuiltinFacades(code) {
   })
 }
 
+/**
+ * V8 keeps every module's source text for as long as the module lives, and one character above
+ * U+00FF makes it a two-byte string: the big chunks held twice their size for the life of `serve`.
+ * `charset: 'ascii'` escapes strings and identifiers; what it leaves (template literals, legal
+ * comments) is escaped here, which reads the same in a comment and cooks to the same text in an
+ * untagged or cooked template (no chunk reads `.raw` of a template with such a character).
+ */
+function asciiOnly(code, fileName) {
+  // Per UTF-16 code unit: a character beyond U+FFFF becomes its two surrogates, which read back as it.
+  return code.replace(/(\\?)([\u0080-\uffff])/g, (match, backslash, unit) => {
+    if (backslash) throw new Error(`bundle-cli: cannot escape ${JSON.stringify(match)} in ${fileName}`)
+    return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`
+  })
+}
+
 rmSync(outDir, { recursive: true, force: true })
 const { output } = await build({
   input: {
@@ -83,8 +134,19 @@ const { output } = await build({
     if (INLINED.has(name) || (importer && importer.includes('/node_modules/'))) return false
     return true
   },
-  plugins: [lazyForge, { name: 'builtins-without-esm-facades', renderChunk: (code) => ({ code: withoutBuiltinFacades(code) }) }],
-  output: { dir: outDir, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
+  plugins: [
+    lazyPackages,
+    { name: 'builtins-without-esm-facades', renderChunk: (code, chunk) => ({ code: asciiOnly(withoutBuiltinFacades(code), chunk.fileName) }) },
+  ],
+  output: {
+    dir: outDir,
+    format: 'esm',
+    // Smaller source texts held by V8 (see asciiOnly): ASCII only, no doc comments (~10% of the text).
+    charset: 'ascii',
+    comments: { legal: true, annotation: false, jsdoc: false },
+    entryFileNames: '[name].js',
+    chunkFileNames: '[name]-[hash].js',
+  },
 })
 
 // Every package the chunks still import must be a dependency: a helper the bundler injects (or a

@@ -70,6 +70,8 @@ interface Io {
 
 async function serve(dirs: string[], options: ServeOptions, stopRequested: Promise<void>, { out, err, env, cwd }: Io): Promise<void> {
   const { startRuntime } = await import('../serve/runtime.js')
+  const { loadingForServe } = await import('../project/long-load.js')
+  loadingForServe()
   const runtime = await startRuntime(dirs, { env, log: err, watch: options.watch !== false })
   const { workspace } = runtime
 
@@ -125,6 +127,9 @@ async function serve(dirs: string[], options: ServeOptions, stopRequested: Promi
   // V8 grows it as it would by default again (2 is V8's default factor), so per-request GC is what
   // it was.
   process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=2')
+  // bin/flowctl.js loaded the projects with V8's optimising compiler off (src/project/long-load.ts):
+  // requests get optimised code as in any Node server.
+  process.getBuiltinModule('node:v8').setFlagsFromString('--opt')
   // Resume URLs (SPEC §22) made in this process point here unless FLOWCTL_PUBLIC_URL says otherwise.
   const { setServingOrigin } = await import('../flow/park.js')
   setServingOrigin(baseUrl)

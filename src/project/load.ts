@@ -6,6 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { FlowctlError } from '../errors.js'
 import { checkFlowFile, isFlowFileName, type FlowFileResult } from './flow-file.js'
+import { startingFlowLoad } from './long-load.js'
 import type { Flow, Problem, Project, Secrets } from '../model/project.js'
 import { checkDatabaseSetting } from './check-database.js'
 import { crossFileProblems } from './cross-file.js'
@@ -43,6 +44,7 @@ export async function readProject(
   checkDatabaseSetting(settings.settings.database, secrets, env, settings.collector, databasePath)
   const files = new Map<string, FlowFileResult>()
   const listed = await listFlowFiles(root, settings)
+  startingFlowLoad(listed?.length ?? 0)
   // One synchronous read after the other: 10,000 concurrent promise-based reads (open, stat, read
   // and close, each a thread-pool round trip) cost about 0.1 ms more CPU per file and ~100 MB of
   // peak RSS than reading each file where it is checked (bench/results.md, stop 24).
