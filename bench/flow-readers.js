@@ -1,13 +1,13 @@
 // The flow file reader in-process (npm run build first): CPU per flow file of checking 3,000 order
-// flows (clean, and with a validate warning each) with js-yaml's reading and positions from its events
-// (src/project/plain-yaml.ts, what flowctl does) against the same check from yaml's Document (the
+// flows (clean, with a validate warning each, with an anchor and an alias each) with js-yaml's
+// reading and positions from its events (src/project/plain-yaml.ts, what flowctl does) against the same check from yaml's Document (the
 // reference, what flowctl does for files js-yaml could read differently), and plain `yaml.parse` of
 // the same texts. Warm: 5 rounds each, alternating, the lowest. Start-up decides this mechanism, so
 // the figure is CPU, not instructions per request.
 import { join } from 'node:path'
 import { parse, stringify } from 'yaml'
 import { ROOT } from './lib/paths.js'
-import { flowName, orderFlow, orderFlowWithWarning } from './lib/project.js'
+import { flowName, orderFlow, orderFlowWithWarning, withAnchors } from './lib/project.js'
 import { fmtRatio, row, runIfMain } from './lib/results.js'
 import { requireFlowctl } from './lib/flowctl-check.js'
 
@@ -30,11 +30,12 @@ export async function run({ log = console.log } = {}) {
   const { parseYamlSource } = await import(join(ROOT, 'dist', 'project', 'yaml-source.js'))
   const context = { timezone: 'UTC', secrets: new Map([['BENCH_TOKEN', 'x']]), secretsFile: '.env' }
   const rows = []
-  for (const [label, make] of [
-    ['clean order flows', orderFlow],
-    ['order flows with a validate warning each', orderFlowWithWarning],
+  for (const [label, textOf] of [
+    ['clean order flows', (i) => stringify(orderFlow(flowName(i)))],
+    ['order flows with a validate warning each', (i) => stringify(orderFlowWithWarning(flowName(i)))],
+    ['order flows with an anchor and an alias each', (i) => withAnchors(stringify(orderFlow(flowName(i))))],
   ]) {
-    const texts = Array.from({ length: FILES }, (_, i) => stringify(make(flowName(i))))
+    const texts = Array.from({ length: FILES }, (_, i) => textOf(i))
     const checkWith = (read) => () => texts.forEach((text, i) => checkSource(`flows/f${i}.yaml`, text, read(text), context).collector.source?.dropParsed())
     const tasks = {
       fast: checkWith((text) => readPlainYaml(text) ?? parseYamlSource(text)),

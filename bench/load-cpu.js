@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { stringify } from 'yaml'
 import { BENCH_DIR, FLOWCTL, TMP } from './lib/paths.js'
-import { flowFile, flowName, orderFlow, orderFlowWithWarning, writeProject } from './lib/project.js'
+import { flowFile, flowName, orderFlow, orderFlowWithWarning, withAnchors, writeProject } from './lib/project.js'
 import { median } from './lib/load.js'
 import { fmtMs, fmtRatio, row, runIfMain } from './lib/results.js'
 import { requireFlowctl } from './lib/flowctl-check.js'
@@ -45,12 +45,6 @@ function withComments(text) {
 function flowStyle(flow) {
   const { nodes, ...top } = flow
   return `${stringify(top)}nodes:\n${nodes.map((node) => `  - ${JSON.stringify(node)}\n`).join('')}`
-}
-
-/** The insert's sku anchored and the End answering it through an alias: read by yaml, not js-yaml. */
-function withAnchors(text) {
-  const anchored = text.replace('sku: "{{start.sku}}"', 'sku: &sku "{{start.sku}}"')
-  return anchored.replace('      ok: true', '      ok: true\n      sku: *sku')
 }
 
 function writeWay(dir, textOf) {

@@ -67,6 +67,12 @@ export function orderFlowWithWarning(name) {
   return flow
 }
 
+/** A flow file's text with the insert's sku anchored and the End answering it through an alias. */
+export function withAnchors(text) {
+  const anchored = text.replace('sku: "{{start.sku}}"', 'sku: &sku "{{start.sku}}"')
+  return anchored.replace('      ok: true', '      ok: true\n      sku: *sku')
+}
+
 /** The smallest callable flow: Start → End 200, optionally scheduled, with a message in its body. */
 export function trivialFlow(name, { cron, method = 'post', message = 'ok' } = {}) {
   const flow = {

@@ -3,7 +3,6 @@
 // per run and the input at `limits.storedInputBytes` (SPEC §18). The stores write the text as it is.
 import type { HistoryKeep, Secrets } from '../model/project.js'
 import type { RunDetailsText } from '../model/store.js'
-import { hasSecrets, jsonHoldsSecret } from '../language/secret-masking.js'
 import type { ValidatedInput } from './inputs.js'
 import { maskedJson } from './mask.js'
 import type { TraceStep } from '../model/run.js'
@@ -36,62 +35,6 @@ export interface DetailsSource {
 }
 
 export function runDetailsText(source: DetailsSource): RunDetailsText {
-  return detailsAtOnce(source) ?? detailsStepByStep(source)
-}
-
-/**
- * The usual run's details: the input and the whole trace each as one JSON.stringify, when neither
- * needs cutting and no secret shows in either text. Null otherwise, for `detailsStepByStep`. The
- * text is the same as that path's (test/flow/run-details-at-once.test.ts): every output's JSON is
- * part of the trace's, so a trace within `traceBytes` cuts no output, and text without a secret
- * has no part with one. One native call instead of five per step: about 10% of a Run API
- * request's instructions (docs/performance.md).
- */
-export function detailsAtOnce(source: DetailsSource): RunDetailsText | null {
-  const { secrets } = source
-  // A run of many steps (an each of sub-flows) likely passes the cap: no text is made twice for it.
-  if (countSteps(source.steps, AT_ONCE_MAX_STEPS) > AT_ONCE_MAX_STEPS) return null
-  const input = source.input === null ? null : JSON.stringify(source.input)
-  if (input !== null && !fitsBytes(input, source.storedInputBytes)) return null
-  const trace = JSON.stringify({ runId: source.runId, durationMs: source.durationMs, steps: plainSteps(source.steps), cut: false })
-  if (!fitsBytes(trace, source.traceBytes)) return null
-  if (hasSecrets(secrets) && (jsonHoldsSecret(trace, secrets) || (input !== null && jsonHoldsSecret(input, secrets)))) return null
-  return { input, trace }
-}
-
-const AT_ONCE_MAX_STEPS = 1000
-
-/** The steps with those of sub-flow calls, counted up to a little past `max`. */
-function countSteps(steps: readonly TraceStep[], max: number): number {
-  let count = steps.length
-  for (const step of steps) {
-    if (count > max) break
-    if (step.calls) for (const call of step.calls) count += countSteps(call.steps, max - count)
-  }
-  return count
-}
-
-/** Whether text is at most `limit` bytes as UTF-8 (a UTF-16 unit is at least one byte, at most three). */
-function fitsBytes(text: string, limit: number): boolean {
-  return text.length <= limit && (text.length * 3 <= limit || Buffer.byteLength(text) <= limit)
-}
-
-/** Steps with their keys in the stored order, as `stepsJson` writes them. */
-function plainSteps(steps: readonly TraceStep[]): Record<string, unknown>[] {
-  return steps.map((step) => {
-    const { output } = step
-    // As maskedJson: what JSON has no text for (undefined, a function) is null.
-    const json = output === undefined || typeof output === 'function' || typeof output === 'symbol' ? null : output
-    const plain: Record<string, unknown> = { nodeId: step.nodeId, type: step.type, name: step.name, port: step.port, durationMs: step.durationMs, output: json }
-    if (step.attempt !== undefined) plain.attempt = step.attempt
-    if (step.reused) plain.reused = true
-    if (step.calls) plain.calls = step.calls.map((call) => ({ flow: call.flow, steps: plainSteps(call.steps) }))
-    return plain
-  })
-}
-
-/** Each output masked and measured against the run's trace budget, the input cut at its cap. */
-export function detailsStepByStep(source: DetailsSource): RunDetailsText {
   const { secrets } = source
   const input = source.input === null ? null : storedInputText(source.input, secrets, source.storedInputBytes)
   const state = { budget: source.traceBytes, cut: false, traceBytes: source.traceBytes, secrets }

@@ -2,23 +2,26 @@
 // Document + toJS. Positions of problems come from js-yaml's events too (a warning in every flow
 // must not cost a second parse); yaml's Document is only parsed for a position the events cannot
 // give exactly as yaml would (block scalars, empty values, keys that are numbers or booleans).
+// Anchors and aliases too: yaml's limit on alias expansion is replayed on the events (yaml-aliases.ts).
 // Only for files on which both libraries agree: anything the two could read differently falls back
 // to `parseYamlSource` (yaml, the reference). test/project/plain-yaml.test.ts compares them.
 import { constructFromEvents, CORE_SCHEMA, EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, type Event } from 'js-yaml'
-import { YamlSource, type PositionOptions, type SourcePath } from './yaml-source.js'
+import { aliasesExpandAsYaml } from './yaml-aliases.js'
+import { MAX_ALIAS_COUNT, YamlSource, type PositionOptions, type SourcePath } from './yaml-source.js'
 
 /**
  * What js-yaml and yaml read differently, found by fuzzing both on generated documents: tags
- * (`!!float 1` is "1" in yaml), anchors (positions), tabs, a lone CR, directives, null and empty
+ * (`!!float 1` is "1" in yaml), tabs, a lone CR, directives, null and empty
  * keys ("" in yaml, "null" in js-yaml) and exponents that overflow. A match (often a false alarm,
  * such as " : " inside a string) only means the slower reference path reads the file.
  */
-const READ_DIFFERENTLY = /(?:^|[\s,[{:])[!&]|\r(?!\n)|\t|^%|(?:^|[\s,[{?-])(?:~|null|Null|NULL)?[ ]*:(?:[ ]|$)|\d[eE][+-]?\d{3}/m
+const READ_DIFFERENTLY = /(?:^|[\s,[{:])!|\r(?!\n)|\t|^%|(?:^|[\s,[{?-])(?:~|null|Null|NULL)?[ ]*:(?:[ ]|$)|\d[eE][+-]?\d{3}/m
 
 /**
  * The file's data read by js-yaml, with the yaml Document left for later; null when the file needs
- * the reference parser: js-yaml refuses it (syntax errors, duplicate keys, any alias: yaml limits
- * their expansion, which js-yaml does not; an empty file) or it holds something the two read differently.
+ * the reference parser: js-yaml refuses it (syntax errors, duplicate keys, an empty file), yaml would
+ * refuse or read its aliases otherwise (an alias bomb: `aliasesExpandAsYaml`) or it holds something
+ * the two read differently.
  */
 export function readPlainYaml(text: string): YamlSource | null {
   if (text.charCodeAt(0) === 0xfeff || READ_DIFFERENTLY.test(text)) return null
@@ -26,7 +29,9 @@ export function readPlainYaml(text: string): YamlSource | null {
   let documents: unknown[]
   try {
     events = parseEvents(text, {})
-    documents = constructFromEvents(events, { source: text, schema: CORE_SCHEMA, maxAliases: 0 })
+    // Before js-yaml expands any alias: yaml's limit, whose refusal the reference reports.
+    if (!aliasesExpandAsYaml(events, text, MAX_ALIAS_COUNT)) return null
+    documents = constructFromEvents(events, { source: text, schema: CORE_SCHEMA, maxAliases: -1 })
   } catch {
     return null
   }
@@ -56,8 +61,8 @@ function nodeItemOffsets(text: string, events: Event[]): Map<number, number> {
       let item = i + 1
       for (let index = 0; item < events.length && events[item]!.type !== EVENT_ID.POP; index++) {
         // Only maps: any other item is a problem, and files with problems are read again by yaml.
-        const event = events[item]!
-        if (event.type === EVENT_ID.MAPPING) offsets.set(index, event.start)
+        const start = events[item]!.type === EVENT_ID.MAPPING ? startOf(events[item], events[item + 1]) : undefined
+        if (start !== undefined) offsets.set(index, start)
         item = skipNode(events, item)
       }
     }
@@ -88,7 +93,7 @@ const NOT_A_STRING = /^(?:[-+.\d~]|(?:null|true|false)$)/i
  */
 function eventOffset(text: string, events: Event[], path: SourcePath, options: PositionOptions): number | undefined {
   let at = 1 // events[0] is the document, events[1] its root node
-  let offset = startOf(events[at])
+  let offset = startOf(events[at], events[at + 1])
   if (offset === undefined) return undefined
   for (const [index, segment] of path.entries()) {
     const event = events[at]!
@@ -106,15 +111,21 @@ function eventOffset(text: string, events: Event[], path: SourcePath, options: P
       break
     }
     at = next
-    offset = startOf(events[at])
+    offset = startOf(events[at], events[at + 1])
     if (offset === undefined) return undefined
   }
   return options.within === undefined ? offset : offsetWithin(text, events[at]!, offset, options.within)
 }
 
-/** Where yaml's range of a node starts: a quoted scalar at its quote; undefined for block scalars and empty values. */
-function startOf(event: Event | undefined): number | undefined {
+/**
+ * Where yaml's range of a node starts: after its anchor, a quoted scalar at its quote, an alias at its
+ * `*`; undefined for block scalars and empty values.
+ */
+function startOf(event: Event | undefined, next?: Event): number | undefined {
+  // `&k key: v` anchors the first key, yet js-yaml starts its block map at the `&`; yaml at the key.
+  if (event?.type === EVENT_ID.MAPPING && next?.type === EVENT_ID.SCALAR && next.anchorStart - 1 === event.start) return startOf(next)
   if (event?.type === EVENT_ID.MAPPING || event?.type === EVENT_ID.SEQUENCE) return event.start
+  if (event?.type === EVENT_ID.ALIAS) return event.anchorStart - 1
   if (event?.type !== EVENT_ID.SCALAR || event.valueStart < 0) return undefined
   if (event.style === SCALAR_STYLE.PLAIN) return event.valueStart
   const quoted = event.style === SCALAR_STYLE.SINGLE_QUOTED || event.style === SCALAR_STYLE.DOUBLE_QUOTED

@@ -113,7 +113,7 @@ export function parseYamlSource(text: string, options: { json?: boolean } = {}):
 }
 
 /** Aliases one document may expand to in total (yaml's count); far above any real flow file. */
-const MAX_ALIAS_COUNT = 1000
+export const MAX_ALIAS_COUNT = 1000
 
 function aliasError(doc: Document, lineCounter: LineCounter, error: unknown): { pos: Position; message: string } {
   let offset = 0

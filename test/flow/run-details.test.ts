@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFlow } from '../../src/flow/engine.js'
 import { replayRun } from '../../src/flow/replay.js'
-import { cutMarker, inputCutMarker, storedInputText } from '../../src/flow/run-details.js'
+import { cutMarker, inputCutMarker, runDetailsText, storedInputText } from '../../src/flow/run-details.js'
 import type { HistoryKeep } from '../../src/model/project.js'
 import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { Store } from '../../src/model/store.js'
@@ -214,5 +214,41 @@ describe('stored input past limits.storedInputBytes (SPEC §18)', () => {
     const parsed = JSON.parse(storedInputText(input, new Map(), 4096)) as Record<string, unknown>
     expect(parsed).toMatchObject({ path: {}, query: {}, headers: {}, cut: true })
     expect(String(parsed.body)).toMatch(/"q":"x+… \[cut: /)
+  })
+})
+
+describe('the stored trace of a run with many sub-flow calls', () => {
+  it('leaves out the calls that start after the cut (an each of 10,000 calls stays small)', () => {
+    const call = (i: number) => ({
+      flow: 'child',
+      steps: [{ nodeId: 'set', type: 'set', name: 'Set', port: 'out', durationMs: 0.1, output: { item: i, text: 'x'.repeat(50) } }],
+    })
+    const each = {
+      nodeId: 'each',
+      type: 'each',
+      name: 'Each',
+      port: 'out',
+      durationMs: 900,
+      output: { count: 10_000 },
+      calls: Array.from({ length: 10_000 }, (_, i) => call(i)),
+    }
+    const done = { nodeId: 'done', type: 'end', name: 'Done', port: null, durationMs: 0, output: { ok: true } }
+    const details = runDetailsText({
+      input: null,
+      storedInputBytes: 65_536,
+      runId: 'r1',
+      durationMs: 1000,
+      steps: [each, done],
+      secrets: new Map(),
+      traceBytes: 4096,
+    })
+    expect(details.trace!.length).toBeLessThan(20_000)
+    const trace = JSON.parse(details.trace!)
+    expect(trace.cut).toBe(true)
+    // The calls up to the one that crossed the cap are kept; the run's later steps still show, with the marker.
+    expect(trace.steps[0].calls.length).toBeGreaterThan(10)
+    expect(trace.steps[0].calls.length).toBeLessThan(100)
+    expect(trace.steps.map((step: { nodeId: string }) => step.nodeId)).toEqual(['each', 'done'])
+    expect(trace.steps[1].output).toContain('[cut:')
   })
 })

@@ -155,27 +155,126 @@ describe('readPlainYaml', () => {
       "O: 'a\n  b'",
       'P: a\n  b',
       '%YAML 1.2',
+      // Anchors and aliases: on scalars, maps and lists, merge keys (a plain "<<" key in YAML 1.2),
+      // an alias as a whole list item or map value, as a key, inside its own anchor, redefined anchors.
+      'e: &x "q"',
+      'f: &m',
+      '  k: v',
+      '  <<: *m',
+      '<<: *x',
+      '- *m',
+      '- &n',
+      '  id: *x',
+      'g: [*x, &z {h: *y}, *z]',
+      '*x : 1',
+      '&k i: *k',
+      'j: &w [*w]',
+      'k: &x',
+      'nodes:',
+      '  - &n {id: a}',
+      '  - *n',
+      'l: Tom & Jerry *x',
     ]
     const random = seeded(21)
     let accepted = 0
+    let withAliases = 0
     for (let i = 0; i < 8000; i++) {
       const lines = Array.from({ length: 1 + Math.floor(random() * 6) }, () => fragments[Math.floor(random() * fragments.length)])
       const text = lines.join(random() < 0.3 ? '\r\n' : '\n') + (random() < 0.5 ? '\n' : '')
       const fast = readPlainYaml(text)
       if (!fast) continue
       accepted++
+      if (/(?:^|[\s,[])\*[a-z]/m.test(text)) withAliases++
       const ref = reference(text)
       expect(ref.syntaxErrors, JSON.stringify(text)).toEqual([])
       expect(fast.data, JSON.stringify(text)).toEqual(ref.data)
       expectSamePositions(fast, ref, JSON.stringify(text))
     }
     expect(accepted).toBeGreaterThan(800)
+    expect(withAliases).toBeGreaterThan(100)
   })
 
-  it('leaves aliases, tags, anchors, tabs and null keys to yaml', () => {
-    for (const text of ['a: &x 1\nb: *x\n', 'a: !!str 1\n', 'a:\tb\n', '~: v\n', ': v\n', 'a: 1e400\n', '\uFEFFa: 1\n', '']) {
-      expect(readPlainYaml(text), JSON.stringify(text)).toBeNull()
+  it('leaves tags, tabs, null keys, unknown or self-referring aliases and aliases as keys to yaml', () => {
+    const texts = ['a: !!str 1\n', 'a:\tb\n', '~: v\n', ': v\n', 'a: 1e400\n', '\uFEFFa: 1\n', '', 'a: *x\n', 'a: &x [*x]\n', 'a: &x 1\nb:\n  *x : 2\n']
+    for (const text of texts) expect(readPlainYaml(text), JSON.stringify(text)).toBeNull()
+  })
+
+  it('reads anchors, aliases and merge keys itself, with the data and positions yaml gives', () => {
+    // The shape of a flow that shares settings: an anchored node, a "<<" key (a plain key in YAML
+    // 1.2, as yaml reads it), an alias as a whole list item and as a value.
+    const text = [
+      'name: Shared',
+      'defaults: &defaults',
+      '  retries: 2',
+      'nodes:',
+      '  - &start',
+      '    id: start',
+      '    type: start',
+      '    next: &done done',
+      '  - <<: *defaults',
+      '    id: *done',
+      '    type: end',
+      '  - *start',
+      '',
+    ].join('\n')
+    const fast = readPlainYaml(text)
+    const ref = reference(text)
+    expect(fast).not.toBeNull()
+    expect(fast!.data).toEqual(ref.data)
+    expect((ref.data as { nodes: Record<string, unknown>[] }).nodes[1]).toEqual({ '<<': { retries: 2 }, id: 'done', type: 'end' })
+    expect(positionAt(fast!, ['nodes', 2])).toEqual({ line: 12, column: 5 })
+    expect(positionAt(fast!, ['nodes', 2, 'id'])).toEqual({ line: 12, column: 5 })
+    expect(positionAt(fast!, ['nodes', 1, 'id'])).toEqual({ line: 10, column: 9 })
+    expect(expectSamePositions(fast!, ref, 'shared')).toBeGreaterThan(0)
+    // Its problems (the "<<" key, the start node twice through the alias) at the same places.
+    const context = { timezone: 'UTC', secrets: new Map<string, string>(), secretsFile: '.env' }
+    const problems = checkSource('flows/shared.yaml', text, fast!, context).problems
+    expect(problems.length).toBeGreaterThan(1)
+    expect(problems).toEqual(checkSource('flows/shared.yaml', text, reference(text), context).problems)
+  })
+
+  it("expands aliases exactly where yaml does: up to its limit, past which the file is yaml's to refuse", () => {
+    // yaml counts 1 + the aliases of an anchor, times what the anchored node holds: 999 aliases of a
+    // scalar make 1,000 (allowed), 1,000 make 1,001 (an alias bomb).
+    const uses = (n: number) => `a: &a 1\nb: [${Array(n).fill('*a').join(', ')}]\n`
+    expect(readPlainYaml(uses(999))?.data).toEqual(reference(uses(999)).data)
+    expect(reference(uses(1000)).syntaxErrors[0]?.message).toMatch(/aliases expand too much/)
+    expect(readPlainYaml(uses(1000))).toBeNull()
+    // Random anchor graphs: each level anchors a list or map of aliases to the levels before it.
+    const random = seeded(7)
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!
+    let refused = 0
+    let expanded = 0
+    for (let i = 0; i < 600; i++) {
+      const lines = [`a0: &a0 ${pick(['1', '[]', '{}', '[x, y]', '{k: v}', ''])}`]
+      const levels = 1 + Math.floor(random() * 5)
+      for (let level = 1; level <= levels; level++) {
+        const aliases = Array.from({ length: Math.floor(random() * 12) }, () => `*a${Math.floor(random() * level)}`)
+        const block = aliases.map((alias) => `\n  - ${alias}`).join('')
+        lines.push(
+          pick([
+            `a${level}: &a${level} [${aliases.join(', ')}]`,
+            `a${level}: &a${level} {${aliases.map((alias, k) => `k${k}: ${alias}`).join(', ')}}`,
+            `a${level}: &a${level}${block || ' []'}`,
+          ]),
+        )
+      }
+      for (let use = Math.floor(random() * 40); use > 0; use--) lines.push(`u${use}: *a${Math.floor(random() * (levels + 1))}`)
+      const text = lines.join('\n') + '\n'
+      const ref = reference(text)
+      const fast = readPlainYaml(text)
+      if (ref.syntaxErrors.length > 0) {
+        refused++
+        expect(ref.syntaxErrors[0]!.message, text).toMatch(/aliases expand too much/)
+        expect(fast, text).toBeNull()
+      } else {
+        expanded++
+        expect(fast, text).not.toBeNull()
+        expect(fast!.data, text).toEqual(ref.data)
+      }
     }
+    expect(refused).toBeGreaterThan(50)
+    expect(expanded).toBeGreaterThan(50)
   })
 })
 
