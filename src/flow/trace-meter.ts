@@ -6,8 +6,8 @@ import type { Secrets } from '../model/project.js'
 import { maskedJson } from './mask.js'
 
 /**
- * Steps a run records before any is measured: a usual run never pays for measuring (its stored
- * trace is made with one JSON.stringify, run-details.ts). Not counting them only lowers the bound.
+ * Steps a run records before any is measured: a usual run never measures its outputs twice (the
+ * stored trace measures each one as it writes it, run-details.ts). Not counting them only lowers the bound.
  */
 const UNMEASURED_STEPS = 1000
 
