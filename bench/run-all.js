@@ -18,6 +18,7 @@ import { run as historyKeep } from './history-keep.js'
 import { run as clusterLimit } from './cluster-limit.js'
 import { run as hostile } from './hostile.js'
 import { run as hostileCorpus } from './hostile-corpus.js'
+import { run as eachToEnd } from './each-to-end.js'
 import { run as expressionTier } from './expression-tier.js'
 import { run as asyncRuns } from './async-runs.js'
 
@@ -38,6 +39,7 @@ const benchmarks = [
   ['cluster-limit', clusterLimit],
   ['hostile', hostile],
   ['hostile-corpus', hostileCorpus],
+  ['each-to-end', eachToEnd],
   ['expression-tier', expressionTier],
   ['async-runs', asyncRuns],
 ]

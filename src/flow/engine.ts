@@ -27,6 +27,7 @@ import { newRunId } from '../internal/ids.js'
 import { retryDelayMs, retryOf } from '../nodes/retry.js'
 import { createRunStopper, RunStopped, type RunStopper } from './stopper.js'
 import { RunBudget } from './run-budget.js'
+import { TraceMeter } from './trace-meter.js'
 import type { NodeFetch, ResumePoint, RunOptions, RunOutcome, RunSleep, Trace, TraceStep } from '../model/run.js'
 import { runResponse } from './answer.js'
 import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
@@ -98,6 +99,8 @@ export async function runFlow(options: RunOptions): Promise<RunOutcome> {
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
     // Steps are kept for a trace answer and for the stored run (history.keep), with raw outputs.
     steps: options.trace || keep !== 'none' ? [] : null,
+    // A `_trace` answer shows every step; a stored trace alone needs none of the calls past its cut.
+    meter: !options.trace && keep !== 'none' ? TraceMeter.forRun(project.settings.limits.traceBytes, storedSecrets(project, run)) : null,
     depth: 0,
     fetch: options.fetch ?? globalFetch,
     sleep: options.sleep ?? timerSleep,
@@ -319,6 +322,8 @@ export async function resumeRun(options: ResumeOptions): Promise<RunOutcome> {
     documents: new RunDocuments(store.documents, project.settings.projectId, options.insertIds),
     stopper: createRunStopper(project.settings.limits.runTimeoutMs, options.signal),
     steps: state.steps,
+    // No bound is carried across the wait: a resumed run keeps every step it records.
+    meter: null,
     depth: 0,
     fetch: globalFetch,
     sleep: timerSleep,
@@ -380,6 +385,8 @@ interface Walk {
   stopper: RunStopper
   ports: RunRecord['ports']
   steps: TraceStep[] | null
+  /** Whether a sub-flow call's steps would be left out of the stored trace (null: keep them all). */
+  meter: TraceMeter | null
   current: FlowNode | null
   stepBegan: number
   /** 0 for a run, 1 for a flow it calls, and so on. */
@@ -413,7 +420,7 @@ interface ResumeFrames {
 
 type WalkStart = Pick<
   Walk,
-  'flow' | 'project' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span' | 'parking' | 'seq'
+  'flow' | 'project' | 'documents' | 'run' | 'inputs' | 'stopper' | 'steps' | 'meter' | 'depth' | 'fetch' | 'sleep' | 'budget' | 'span' | 'parking' | 'seq'
 >
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
@@ -435,6 +442,7 @@ function newWalk(start: WalkStart): Walk {
     stopper: start.stopper,
     ports: [],
     steps: start.steps,
+    meter: start.meter,
     current: null,
     stepBegan: 0,
     depth: start.depth,
@@ -517,7 +525,8 @@ class StepContext implements NodeContext {
 
   callFlow(slug: string, body: unknown): Promise<SubFlowResult> {
     let slot: { flow: string; steps: TraceStep[] } | null = null
-    if (this.walk.steps) {
+    // Past the stored trace's cut the call is left out of it: its steps are not kept at all.
+    if (this.walk.steps && !this.walk.meter?.pastCut()) {
       slot = { flow: slug, steps: [] }
       ;(this.calls ??= []).push(slot)
     }
@@ -565,6 +574,7 @@ async function callSubFlow(
     // Its own race (its run's deadline): walks of an each run side by side. Left when the walk ends.
     stopper: parent.stopper.nested(),
     steps: slot ? slot.steps : null,
+    meter: slot ? (parent.meter?.nested() ?? null) : null,
     depth: parent.depth + 1,
     fetch: parent.fetch,
     sleep: parent.sleep,
@@ -756,6 +766,7 @@ function recordStep(walk: Walk, node: FlowNode, context: StepContext, port: stri
   if (attempt !== undefined) step.attempt = attempt
   if (context.calls) step.calls = context.calls
   walk.steps.push(step)
+  walk.meter?.record(output)
 }
 
 /** Waits between attempts; the run's timeout cuts the wait short. */

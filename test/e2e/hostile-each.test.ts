@@ -1,8 +1,9 @@
 // SPEC §18 against the real `flowctl serve`: an `each` over 200,000 items fails on limits.eachItems;
 // a CPU-only `each` over 10,000 items (a `call` inside each item) is stopped part-way by the run
 // timeout and recorded as `timeout`, never success; a retrying `each` of http calls stops at
-// limits.httpCallsPerRun and the upstream sees no more. Meanwhile another client keeps being served
-// within SPEC §18's bounds (test/e2e/hostile-harness.ts).
+// limits.httpCallsPerRun and the upstream sees no more; the same each over 10,000 items, given the
+// default 30 s, runs to its end. Meanwhile another client keeps being served within SPEC §18's bounds
+// (test/e2e/hostile-harness.ts).
 import { mkdir, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -13,6 +14,7 @@ import { latestRun, MAX_PROBE_MS, MAX_RSS_GROWTH, underAttack } from './hostile-
 
 const HTTP_CALLS_PER_RUN = 50
 const BODY = 'inputs: { body: { type: object } }'
+const FORTY = Array.from({ length: 40 }, (_, n) => `{ n: ${n} }`).join(', ')
 
 function flows(upstream: string): Record<string, string> {
   return {
@@ -31,6 +33,23 @@ nodes:
   - { id: inner, type: call, name: Inner, flow: leaf, input: { n: "{{ start.n }}" }, next: ten }
   - { id: ten, type: set, name: Ten, values: { list: [{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }, { n: 6 }, { n: 7 }, { n: 8 }, { n: 9 }] }, next: parts }
   - { id: parts, type: each, name: Parts, items: "{{ ten.list }}", flow: leaf, next: done }
+  - { id: done, type: end, name: Done, body: { n: "{{ inner.body.n }}", parts: "{{ parts.failed }}" } }
+`,
+    // As fan and item, with forty leaves per item: about 4 s for 10,000 items here, so the 1 s
+    // timeout stops it part-way (fan's 710,000 steps take under a second once their steps past the
+    // stored trace's cut are not kept).
+    slowfan: `name: Slowfan
+nodes:
+  - { id: start, type: start, name: Start, method: post, ${BODY}, next: all }
+  - { id: all, type: each, name: All, items: "{{ start.items }}", flow: slowitem, next: done }
+  - { id: done, type: end, name: Done, body: { failed: "{{ all.failed }}" } }
+`,
+    slowitem: `name: Slowitem
+nodes:
+  - { id: start, type: start, name: Start, method: post, ${BODY}, next: inner }
+  - { id: inner, type: call, name: Inner, flow: leaf, input: { n: "{{ start.n }}" }, next: many }
+  - { id: many, type: set, name: Many, values: { list: [${FORTY}] }, next: parts }
+  - { id: parts, type: each, name: Parts, items: "{{ many.list }}", flow: leaf, next: done }
   - { id: done, type: end, name: Done, body: { n: "{{ inner.body.n }}", parts: "{{ parts.failed }}" } }
 `,
     leaf: `name: Leaf
@@ -113,10 +132,10 @@ describe('each under attack (SPEC §18)', () => {
   }, 60_000)
 
   it('an each over 10,000 items with a sub-flow is stopped by runTimeoutMs: 1000, recorded as error "timeout"', { timeout: 60_000 }, async () => {
-    const measured = await underAttack(serve, () => post('fan', itemsBody(10_000)))
+    const measured = await underAttack(serve, () => post('slowfan', itemsBody(10_000)))
     expect(measured.result.status).toBe(500)
     expect(measured.result.body).toMatchObject({ ok: false, errors: ['node all failed'], nodeId: 'all' })
-    const record = await latestRun(serve, 'hostile', 'fan')
+    const record = await latestRun(serve, 'hostile', 'slowfan')
     expect(record).toMatchObject({ status: 'error', failedNodeId: 'all', error: 'timeout' })
     // The other client was answered while the each ran, never waiting long.
     expect(measured.probes).toBeGreaterThan(1)
@@ -138,5 +157,46 @@ describe('each under attack (SPEC §18)', () => {
     expect(measured.failedProbes).toBe(0)
     expect(measured.worstProbeMs).toBeLessThan(MAX_PROBE_MS)
     expect(measured.peakRss - measured.idleRss).toBeLessThan(MAX_RSS_GROWTH)
+  })
+})
+
+describe('an each that runs to its end (SPEC §18)', () => {
+  let project: string
+  let whole: StartedServe
+
+  beforeAll(async () => {
+    project = await makeTempDir('flowctl-hostile-each-whole-')
+    await mkdir(join(project, 'flows'))
+    // The default runTimeoutMs (30 s) and history keep: all, so the run ends on its own and stores its trace.
+    await writeFile(join(project, 'flowctl.yaml'), 'projectId: hostile\nname: Hostile\nlimits: { runsPerMinutePerIp: 0 }\n')
+    for (const slug of ['fan', 'item', 'leaf']) await writeFile(join(project, 'flows', `${slug}.yaml`), flows('http://127.0.0.1:1')[slug]!)
+    whole = await startServe(['--quiet'], { cwd: project })
+  }, 60_000)
+
+  afterAll(async () => {
+    whole?.child.kill('SIGTERM')
+    await whole?.child.catch(() => undefined)
+  })
+
+  it('an each over 10,000 items with a sub-flow that completes is recorded success, its stored trace cut small', { timeout: 120_000 }, async () => {
+    const measured = await underAttack(whole, () =>
+      fetch(`${whole.base}/api/run/hostile/fan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: itemsBody(10_000) }).then(
+        async (response) => ({ status: response.status, body: (await response.json()) as unknown }),
+      ),
+    )
+    expect(measured.result).toEqual({ status: 200, body: { failed: 0 } })
+    const record = await latestRun(whole, 'hostile', 'fan')
+    expect(record).toMatchObject({ status: 'success', httpStatus: 200, error: null })
+    const stored = (await (await fetch(`${whole.base}/api/runs/hostile/${String(record!.id)}`)).json()) as { trace: { cut: boolean; steps: unknown[] } }
+    // ~710,000 steps ran; the stored trace holds the outputs up to limits.traceBytes (65,536) and the
+    // three top-level steps, the calls past the cut left out.
+    expect(stored.trace.cut).toBe(true)
+    expect(stored.trace.steps).toHaveLength(3)
+    expect(Buffer.byteLength(JSON.stringify(stored.trace))).toBeLessThan(2 * 65_536)
+    expect(measured.probes).toBeGreaterThan(1)
+    expect(measured.failedProbes).toBe(0)
+    expect(measured.worstProbeMs).toBeLessThan(MAX_PROBE_MS)
+    // The steps of calls past the cut are not kept while the run goes on (they took ~200 MB).
+    expect(measured.peakRss - measured.idleRss).toBeLessThan(128 * 1024 * 1024)
   })
 })
