@@ -2,7 +2,7 @@
 // (valgrind --tool=callgrind, all threads of the process) that `flowctl serve` of each built TREE spends
 // per Run API request of the order flow (run-api.js), after a warm-up. Instruction counts hardly move
 // with other load on the machine, unlike req/s and even CPU µs, so small changes show: a change of 2%
-// is visible where autocannon rounds swing by ±15%. WARMUP (default 3000) requests, then N (2000) counted,
+// is visible where autocannon rounds swing by ±15%. WARMUP (default 6000, as four loads on new connections) requests, then N (2000) counted,
 // 4 connections; ROUNDS (1) repeats the count on the same server. Under valgrind V8 keeps optimising well
 // past the warm-up (a first counted round of 1,129k fell to 635k in the next), so use ROUNDS=3 and
 // compare the later rounds (the ratio printed takes each tree's lowest). Slow: minutes per tree.
@@ -20,7 +20,7 @@ import { BENCH_TOKEN, orderFlow, writeProject } from './lib/project.js'
 import { countInstructions } from './lib/instructions.js'
 import { stopAll } from './lib/proc.js'
 
-const WARMUP = Number(process.env.WARMUP ?? 3000)
+const WARMUP = Number(process.env.WARMUP ?? 6000)
 const N = Number(process.env.N ?? 2000)
 const ROUNDS = Number(process.env.ROUNDS ?? 1)
 const FLOW = process.env.FLOW ?? 'order'

@@ -1,6 +1,6 @@
 // Instructions per request (valgrind callgrind, every thread of the process) of the Run API's order
 // flow (history kept, the default) against raw h3's POST /order, in the same run: the figure a
-// mechanism is decided by, since it hardly moves with other load. WARMUP (default 3000) requests, then
+// mechanism is decided by, since it hardly moves with other load. WARMUP (default 6000, sent as four loads on new connections) requests, then
 // ROUNDS (default 3) × N (default 2000) counted; each server's lowest round is its figure. Slow:
 // minutes per server. `node bench/instructions.js` alone, or as part of bench/report.js.
 import { join } from 'node:path'
@@ -11,7 +11,7 @@ import { fmtRatio, row, runIfMain } from './lib/results.js'
 import { requireFlowctl } from './lib/flowctl-check.js'
 import { writeOrderProject } from './run-api.js'
 
-const WARMUP = Number(process.env.WARMUP ?? 3000)
+const WARMUP = Number(process.env.WARMUP ?? 6000)
 const N = Number(process.env.N ?? 2000)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const TARGET = 2.5
