@@ -6,9 +6,8 @@
 import Database from 'better-sqlite3'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { resumeUrlReceiver } from './resume-url-receiver.js'
 import { cleanupTempDirs, eventually, makeTempDir, startServe, type StartedServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
@@ -64,29 +63,13 @@ nodes:
   - { id: done, type: end, name: Done, status: 200, body: { slept: "{{nap.waitedMs}}" } }
 `
 
-/** Where the called flows send their resume URLs (as a flow would send an email): by the run's n. */
-const received = new Map<number, string>()
-let receiverUrl = ''
-const receiver = createServer((request, response) => {
-  let text = ''
-  request.on('data', (chunk: Buffer) => (text += chunk.toString()))
-  request.on('end', () => {
-    const { n, url } = JSON.parse(text) as { n: number; url: string }
-    received.set(n, url)
-    response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-  })
-})
-beforeAll(async () => {
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/resume-urls`
-})
-afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+const receiver = resumeUrlReceiver()
 
 async function project(): Promise<string> {
   const dir = await makeTempDir('flowctl-waits-call-')
   await mkdir(join(dir, 'flows'))
   await writeFile(join(dir, 'flowctl.yaml'), 'projectId: wc\nname: Waits in calls\nlimits: { runsPerMinutePerIp: 0, inlineWaitMs: 500 }\n')
-  const approval = APPROVAL.replace('RECEIVER', receiverUrl)
+  const approval = APPROVAL.replace('RECEIVER', receiver.url())
   await writeFile(join(dir, 'flows', 'order.yaml'), ORDER.replace('APPROVAL', 'approval'))
   await writeFile(join(dir, 'flows', 'approval.yaml'), approval.replace('TIMEOUT', '3600'))
   await writeFile(join(dir, 'flows', 'quick-order.yaml'), ORDER.replace('name: Order', 'name: Quick order').replace('APPROVAL', 'quick-approval'))
@@ -130,12 +113,6 @@ async function untilStatus(serve: StartedServe, runId: string, status: string, t
   return run!
 }
 
-/** The resume URL run n sent out, moved to the instance `serve` (a restart listens on a new port). */
-function resumeUrlOf(n: number, serve: StartedServe): string {
-  const url = new URL(received.get(n)!)
-  return `${serve.base}${url.pathname}${url.search}`
-}
-
 function post(url: string, body: unknown): Promise<Response> {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 }
@@ -158,7 +135,7 @@ async function scenario(dir: string, env: Record<string, string>): Promise<void>
     await serve.child.catch(() => undefined)
     serve = await startServe(args, { env })
     expect((await untilStatus(serve, runId, 'waiting')).status).toBe('waiting')
-    const url = resumeUrlOf(7, serve)
+    const url = receiver.resumeUrlOf(7, serve)
     expect((await post(url.replace(/token=.*/, 'token=AAAA'), { approved: true })).status).toBe(401)
 
     const first = await post(url, { approved: true, by: 'ann' })
@@ -185,7 +162,7 @@ async function scenario(dir: string, env: Record<string, string>): Promise<void>
     const lateCall = lateDone.trace!.steps.find((step) => step.nodeId === 'ask')!.calls![0]!
     expect(lateCall.steps.find((step) => step.nodeId === 'wait')!.port).toBe('timeout')
     expect((await resultOf(serve, late)).response!.body).toEqual({ n: 8, approved: false, by: 'timeout', askStatus: 200 })
-    expect((await post(resumeUrlOf(8, serve), { approved: true })).status).toBe(410)
+    expect((await post(receiver.resumeUrlOf(8, serve), { approved: true })).status).toBe(410)
 
     // A long sleep in a called flow parks the run too and goes on when due.
     const nap = await startRun(serve, 'nap-order', 9)

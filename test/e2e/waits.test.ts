@@ -7,9 +7,8 @@
 import Database from 'better-sqlite3'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { resumeUrlReceiver } from './resume-url-receiver.js'
 import { cleanupTempDirs, eventually, makeTempDir, startServe, type StartedServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
 
@@ -45,30 +44,14 @@ nodes:
   - { id: done, type: end, name: Done, status: 200, body: { slept: "{{nap.waitedMs}}" } }
 `
 
-/** Where the flows send their resume URLs (as a flow would send an email): by the run's n. */
-const received = new Map<number, string>()
-let receiverUrl = ''
-const receiver = createServer((request, response) => {
-  let text = ''
-  request.on('data', (chunk: Buffer) => (text += chunk.toString()))
-  request.on('end', () => {
-    const { n, url } = JSON.parse(text) as { n: number; url: string }
-    received.set(n, url)
-    response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-  })
-})
-beforeAll(async () => {
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/resume-urls`
-})
-afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+const receiver = resumeUrlReceiver()
 
 async function project(database?: string): Promise<string> {
   const dir = await makeTempDir('flowctl-waits-')
   await mkdir(join(dir, 'flows'))
   const settings = `projectId: waits\nname: Waits\nlimits: { runsPerMinutePerIp: 0, inlineWaitMs: 500 }\n${database ? `database: ${database}\n` : ''}`
   await writeFile(join(dir, 'flowctl.yaml'), settings)
-  const flow = FLOW.replace('RECEIVER', receiverUrl)
+  const flow = FLOW.replace('RECEIVER', receiver.url())
   await writeFile(join(dir, 'flows', 'approve.yaml'), flow.replace('TIMEOUT', '3600'))
   await writeFile(join(dir, 'flows', 'quick.yaml'), flow.replace('name: Approve', 'name: Quick').replace('TIMEOUT', '1'))
   await writeFile(join(dir, 'flows', 'nap.yaml'), SLEEP_FLOW)
@@ -104,12 +87,6 @@ async function untilStatus(serve: StartedServe, runId: string, status: string, t
   return run!
 }
 
-/** The resume URL run n sent out, moved to the instance `serve` (a restart listens on a new port). */
-function resumeUrlOf(n: number, serve: StartedServe): string {
-  const url = new URL(received.get(n)!)
-  return `${serve.base}${url.pathname}${url.search}`
-}
-
 function post(url: string, body: unknown): Promise<Response> {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 }
@@ -128,7 +105,7 @@ async function callbackScenario(dir: string, env: Record<string, string>): Promi
     await serve.child.catch(() => undefined)
     serve = await startServe([dir, '--quiet', '--no-watch'], { env })
     expect((await runOf(serve, runId)).status).toBe('waiting')
-    const url = resumeUrlOf(7, serve)
+    const url = receiver.resumeUrlOf(7, serve)
     // The token is a credential: stored traces show it masked, like a secret.
     const token = new URL(url).searchParams.get('token')!
     expect(token).toMatch(/^[\w-]{43}$/)
@@ -165,7 +142,7 @@ async function callbackScenario(dir: string, env: Record<string, string>): Promi
     const lateDone = await untilStatus(serve, late, 'success')
     expect(lateDone.trace!.steps.find((step) => step.nodeId === 'wait')!.port).toBe('timeout')
     expect(lateDone.trace!.steps.at(-1)!.output).toMatchObject({ body: { late: true, n: 8 } })
-    const gone = await post(resumeUrlOf(8, serve), { approved: true })
+    const gone = await post(receiver.resumeUrlOf(8, serve), { approved: true })
     expect(gone.status).toBe(410)
 
     // A long sleep parks too and goes on when due.
@@ -218,8 +195,8 @@ describe.skipIf(!PG_URL)('durable waits on PostgreSQL', () => {
       // Each run's resume URL posted to both instances at once: one wins, the other gets 409.
       const answers = await Promise.all(
         ids.flatMap((_, n) => [
-          post(resumeUrlOf(n, serves[n % 2]!), { approved: n % 3 === 0 }),
-          post(resumeUrlOf(n, serves[(n + 1) % 2]!), { approved: n % 3 === 0 }),
+          post(receiver.resumeUrlOf(n, serves[n % 2]!), { approved: n % 3 === 0 }),
+          post(receiver.resumeUrlOf(n, serves[(n + 1) % 2]!), { approved: n % 3 === 0 }),
         ]),
       )
       const statuses = answers.map((answer) => answer.status).sort()

@@ -1,40 +1,6 @@
 // The async-run queue contract on SQLite and, when FLOWCTL_TEST_DATABASE_URL is set, on PostgreSQL
 // in a fresh schema dropped afterwards.
-import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
-import { afterAll, describe } from 'vitest'
-import { openPostgresStore } from '../../src/store/postgres/index.js'
-import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { describeAsyncRunsContract } from './async-runs-contract.js'
+import { describeOnBothStores } from './both-stores.js'
 
-const dir = await mkdtemp(join(tmpdir(), 'flowctl-async-'))
-afterAll(() => rm(dir, { recursive: true, force: true }))
-
-const file = join(dir, 'direct', 'flowctl.db')
-describeAsyncRunsContract(
-  'sqlite (file, WAL)',
-  () => openSqliteStore(file),
-  () => openSqliteStore(file),
-)
-
-const url = process.env.FLOWCTL_TEST_DATABASE_URL
-if (!url) console.warn('PostgreSQL async-runs suite skipped: set FLOWCTL_TEST_DATABASE_URL=postgres://... to run it')
-const schema = `flowctl_async_${randomBytes(6).toString('hex')}`
-
-// Skipped only when no PostgreSQL server is configured: this part needs a real database.
-describe.skipIf(!url)('postgres', () => {
-  afterAll(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    await client.end()
-  })
-  describeAsyncRunsContract(
-    'postgres',
-    () => openPostgresStore(url!, { schema }),
-    () => openPostgresStore(url!, { schema }),
-  )
-})
+await describeOnBothStores('async-run queue contract', describeAsyncRunsContract)
