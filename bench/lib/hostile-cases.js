@@ -11,6 +11,8 @@ export const PROJECT_SETTINGS = {
   ev: 'limits: { runsPerMinutePerIp: 0, eventBufferBytes: 16384 }\nhistory: { keep: none }',
 }
 
+// Forty leaf calls per item: a 10,000-item each must still be running when its 1 s timeout fires.
+const FORTY = Array.from({ length: 40 }, (_, n) => `{ n: ${n} }`).join(', ')
 const body = (properties) => `inputs: { body: { type: object, properties: ${properties} } }`
 
 /** A flow whose `calc` node evaluates `expression` over the caller's body. */
@@ -60,9 +62,9 @@ nodes:
     item: `name: Item
 nodes:
   - { id: start, type: start, name: Start, method: post, inputs: { body: { type: object } }, next: inner }
-  - { id: inner, type: call, name: Inner, flow: leaf, input: { n: "{{ start.n }}" }, next: ten }
-  - { id: ten, type: set, name: Ten, values: { list: [{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }, { n: 6 }, { n: 7 }, { n: 8 }, { n: 9 }] }, next: parts }
-  - { id: parts, type: each, name: Parts, items: "{{ ten.list }}", flow: leaf, next: done }
+  - { id: inner, type: call, name: Inner, flow: leaf, input: { n: "{{ start.n }}" }, next: forty }
+  - { id: forty, type: set, name: Forty, values: { list: [${FORTY}] }, next: parts }
+  - { id: parts, type: each, name: Parts, items: "{{ forty.list }}", flow: leaf, next: done }
   - { id: done, type: end, name: Done, body: { n: "{{ inner.body.n }}" } }
 `,
     leaf: `name: Leaf
