@@ -424,7 +424,12 @@ type WalkStart = Pick<
 >
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
-const timerSleep: RunSleep = (ms, signal) => sleepFor(ms, undefined, { signal })
+/** Node's timers count from the event loop's cached clock, so one can fire up to a millisecond early: sleep again for what is left. */
+const timerSleep: RunSleep = async (ms, signal) => {
+  const until = performance.now() + ms
+  await sleepFor(ms, undefined, { signal })
+  for (let left = until - performance.now(); left > 0; left = until - performance.now()) await sleepFor(Math.ceil(left), undefined, { signal })
+}
 
 function newWalk(start: WalkStart): Walk {
   const scope = createScope(start.run)

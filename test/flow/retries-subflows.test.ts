@@ -234,17 +234,21 @@ describe('call, each and wait', () => {
     })
   })
 
-  const waits: [number, number][] = [
-    [0, 0],
-    [30, 25],
-  ]
-  for (const [ms, atLeast] of waits) {
-    it(`wait ${ms} ms`, async () => {
-      const outcome = await run('pause', { ms })
-      expect(outcome.kind).toBe('response')
-      expect((outcome as { body: { waited: number } }).body.waited).toBeGreaterThanOrEqual(atLeast)
-    })
-  }
+  it('wait 0 ms', async () => {
+    const outcome = await run('pause', { ms: 0 })
+    expect(outcome.kind).toBe('response')
+    expect((outcome as { body: { waited: number } }).body.waited).toBeGreaterThanOrEqual(0)
+  })
+
+  // Node's timers count from the loop's cached clock and can fire a millisecond early; a wait never does.
+  it('a wait of ms waits at least ms, every time', async () => {
+    const waited: number[] = []
+    for (let round = 0; round < 40; round++) {
+      const outcome = await run('pause', { ms: 3 })
+      waited.push((outcome as { body: { waited: number } }).body.waited)
+    }
+    expect(waited.filter((ms) => ms < 3)).toEqual([])
+  })
 
   it('wait is cut short by the run timeout', async () => {
     const short = { ...project, settings: { ...project.settings, limits: { ...project.settings.limits, runTimeoutMs: 100 } } }
