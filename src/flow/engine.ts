@@ -33,6 +33,7 @@ import { runResponse } from './answer.js'
 import { tracerFor, type TraceSpan } from '../telemetry/tracing.js'
 import type { ValidatedInput } from './inputs.js'
 import type { WaitKind, WakePort } from '../model/waits.js'
+import { isoTime } from '../internal/iso-time.js'
 import { ParkRun, parkedStateText, reachesCallbackWait, resumeUrlOf, type ParkedFrame, type ParkedState, type RunParking } from './park.js'
 
 // Run ids are made in store/ids.ts (CSPRNG, SPEC §19); callers of the engine keep importing them here.
@@ -808,18 +809,6 @@ function maskSteps(steps: TraceStep[], project: Project): TraceStep[] {
     if (step.calls) masked.calls = step.calls.map((call) => ({ flow: call.flow, steps: maskSteps(call.steps, project) }))
     return masked
   })
-}
-
-let isoStamp = Number.NaN
-let isoText = ''
-
-/** `new Date(ms).toISOString()`, kept for the millisecond: busy servers start several runs in one. */
-function isoTime(ms: number): string {
-  if (ms !== isoStamp) {
-    isoText = new Date(ms).toISOString()
-    isoStamp = ms
-  }
-  return isoText
 }
 
 function messageOf(error: unknown): string {

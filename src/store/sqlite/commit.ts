@@ -6,6 +6,7 @@ import { FlowctlError } from '../../errors.js'
 import { AsyncClaimLost } from '../../model/async-runs.js'
 import type { RunDocument } from '../../model/store.js'
 import { canonicalJson } from '../../internal/canonical-json.js'
+import { isoTime } from '../../internal/iso-time.js'
 import { HistoryCap } from '../history-cap.js'
 import { RecordedListeners } from '../recorded.js'
 import { guarded, isUnavailable } from './connection.js'
@@ -56,7 +57,7 @@ export function documentBody(document: unknown): string {
 /** A run's documents as rows of one commit (created now); undefined for none. */
 export function documentRows(projectId: string, documents: readonly RunDocument[] | undefined): SqliteDocumentRow[] | undefined {
   if (!documents || documents.length === 0) return undefined
-  const createdAt = new Date().toISOString()
+  const createdAt = isoTime(Date.now())
   return documents.map((doc) => [doc.id, projectId, doc.collection, documentBody(doc.document), createdAt, doc.keepExisting ? 1 : 0])
 }
 
