@@ -252,3 +252,21 @@ describe('the stored trace of a run with many sub-flow calls', () => {
     expect(trace.steps[1].output).toContain('[cut:')
   })
 })
+
+describe('the stored trace of steps with unusual names', () => {
+  it('writes each id, kind, name and port as JSON.stringify does, the second time as the first', () => {
+    const names = ['Plain', 'Quote "q"', 'Back\\slash', 'Tab\tand\nnewline', 'Control \u0001', 'Ünïcödé ✓', 'Emoji 😀', 'Lone \ud800 half', '', '  ']
+    const steps = names.map((name, i) => ({ nodeId: `n${i}-${name}`, type: i % 2 ? 'set' : `kind ${name}`, name, port: i % 3 ? name : null, durationMs: i, output: { i } }))
+    const reference = `[${steps
+      .map(
+        (step) =>
+          `{"nodeId":${JSON.stringify(step.nodeId)},"type":${JSON.stringify(step.type)},"name":${JSON.stringify(step.name)},"port":${JSON.stringify(step.port)},"durationMs":${step.durationMs},"output":${JSON.stringify(step.output)}}`,
+      )
+      .join(',')}]`
+    for (let round = 0; round < 2; round++) {
+      const details = runDetailsText({ input: null, storedInputBytes: 65_536, runId: 'r1', durationMs: 1, steps, secrets: new Map(), traceBytes: 65_536 })
+      expect(details.trace).toBe(`{"runId":"r1","durationMs":1,"steps":${reference},"cut":false}`)
+      expect(JSON.parse(details.trace!).steps.map((step: { name: string }) => step.name)).toEqual(names.map((name) => JSON.parse(JSON.stringify(name))))
+    }
+  })
+})
