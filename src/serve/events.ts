@@ -68,7 +68,8 @@ export class EventHub {
 
   publish(event: ServerEvent): void {
     const sequence = ++this.#sequence
-    const sent = { ...event, id: `${this.#epoch}.${sequence}` } as SentEvent
+    // A literal of one shape rather than a spread: the spread's added key cost ~4,000 instructions a run.
+    const sent = { type: event.type, projectId: event.projectId, data: event.data, id: `${this.#epoch}.${sequence}` } as SentEvent
     if (sent.type === 'run' && this.#keeping) this.#keep(sent, sequence)
     for (const listener of this.#listeners) {
       try {
