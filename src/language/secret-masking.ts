@@ -16,6 +16,13 @@ interface Masker {
   formList: string[]
   /** Base64 words shorter than this cannot decode to the shortest secret, so are not decoded. */
   minWord: number
+  /** What a long base64 word must contain to decode to a form (`coresOf`); null when that cannot be told. */
+  cores: Cores | null
+}
+
+interface Cores {
+  standard: string[]
+  urlSafe: string[]
 }
 
 const maskers = new WeakMap<Secrets, { size: number; masker: Masker | null }>()
@@ -31,10 +38,41 @@ function maskerOf(secrets: Secrets): Masker | null {
     for (const value of values) for (const form of formsOf(value)) forms.add(form)
     const sorted = [...forms].sort((a, b) => b.length - a.length)
     const shortest = Math.min(...values.map((v) => Buffer.byteLength(v)))
-    masker = { forms: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'), formList: sorted, minWord: Math.max(2, Math.ceil((shortest * 4) / 3)) }
+    masker = {
+      forms: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'),
+      formList: sorted,
+      minWord: Math.max(2, Math.ceil((shortest * 4) / 3)),
+      cores: coresOf(sorted),
+    }
   }
   maskers.set(secrets, { size: secrets.size, masker })
   return masker
+}
+
+/**
+ * The base64 text a word must contain if its decoded bytes hold the UTF-8 bytes of a form: for each
+ * form and each place of its first byte in a 3-byte group, the 4-character groups made of the
+ * form's bytes alone (the first group also holds bytes before the form, the last one bytes after
+ * it). Null when a form is too short to fill a group at some place (under 5 bytes), or is not
+ * well-formed UTF-16 (a lone surrogate: its UTF-8 bytes are those of U+FFFD, yet it can match half
+ * of a pair in decoded text), since a word then cannot be ruled out without decoding it.
+ */
+function coresOf(forms: string[]): Cores | null {
+  const cores = new Set<string>()
+  for (const form of forms) {
+    const bytes = Buffer.from(form, 'utf8')
+    if (bytes.toString('utf8') !== form) return null
+    for (let before = 0; before < 3; before++) {
+      const base64 = Buffer.concat([Buffer.alloc(before), bytes]).toString('base64')
+      const core = base64.slice(before > 0 ? 4 : 0, 4 * Math.floor((before + bytes.length) / 3))
+      if (core.length === 0) return null
+      cores.add(core)
+    }
+  }
+  // A word holding a core holds every shorter core inside it: only the shortest need be looked for.
+  const sorted = [...cores].sort((a, b) => a.length - b.length)
+  const standard = sorted.filter((core, i) => !sorted.slice(0, i).some((shorter) => core.includes(shorter)))
+  return { standard, urlSafe: standard.map((core) => core.replace(/\+/g, '-').replace(/\//g, '_')) }
 }
 
 /** The forms a secret takes in text: literal, JSON string, percent-encoded, form-encoded, base64. */
@@ -90,6 +128,11 @@ function urlFormsOf(value: string): string[] {
   return forms
 }
 
+// The end of a run of base64 characters: runs longer than `LONG_RUN` are passed over by this
+// native search in `longWordHoldsSecret`, not character by character.
+const NOT_BASE64 = /[^A-Za-z0-9+/_-]/g
+const LONG_RUN = 64
+
 // Runs of base64 characters (either alphabet) with their padding. Greedy and without lookbehind:
 // the scan is linear and cheap; words are filtered by length in code.
 const BASE64_WORD = /[A-Za-z0-9+/_-]+={0,2}/g
@@ -121,6 +164,10 @@ function longWordHoldsSecret(json: string, masker: Masker): boolean {
     const code = i < json.length ? json.charCodeAt(i) : 0
     if (isBase64Char(code)) {
       if (start < 0) start = i
+      else if (i - start === LONG_RUN) {
+        NOT_BASE64.lastIndex = i
+        i = (NOT_BASE64.exec(json)?.index ?? json.length) - 1
+      }
       continue
     }
     if (start >= 0) {
@@ -150,7 +197,11 @@ function maskWith(text: string, masker: Masker): string {
   return masked
 }
 
+/** Words at least this long are first looked through for the cores of the forms (`mayDecodeToForm`). */
+const LONG_WORD = 1024
+
 function decodedHoldsSecret(word: string, masker: Masker): boolean {
+  if (word.length >= LONG_WORD && masker.cores && !mayDecodeToForm(word, masker.cores)) return false
   const bare = word.replace(/=+$/, '')
   if (bare.length % 4 === 1) return false
   const decoded = Buffer.from(bare, 'base64').toString('utf8')
@@ -161,6 +212,23 @@ function decodedHoldsSecret(word: string, masker: Masker): boolean {
   const found = masker.forms.test(decoded)
   masker.forms.lastIndex = 0
   return found
+}
+
+/**
+ * False only when `word` cannot decode to text holding a form. Below, the decoded text answers
+ * true only when it has no U+FFFD, so its bytes were valid UTF-8 and the text is their exact,
+ * well-formed reading. A well-formed form found in such text starts and ends on whole characters
+ * (it neither starts with a low nor ends with a high surrogate), so the decoded bytes hold its UTF-8
+ * bytes, at some offset k; the word then holds, at a 4-aligned place, the core of the form for
+ * k mod 3, in the word's alphabet (words of one alphabet: Node decodes a mix of both, so a mixed
+ * word is decoded). Forms with a lone surrogate, or too short for a core, leave `cores` null.
+ */
+function mayDecodeToForm(word: string, cores: Cores): boolean {
+  const standard = word.includes('+') || word.includes('/')
+  const urlSafe = word.includes('-') || word.includes('_')
+  if (standard && urlSafe) return true
+  for (const core of urlSafe ? cores.urlSafe : cores.standard) if (word.includes(core)) return true
+  return false
 }
 
 function escapeRegExp(text: string): string {
