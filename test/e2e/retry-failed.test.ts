@@ -14,8 +14,8 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
+import { CHROMIUM, launchChromium } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
 const SCREENSHOTS = process.env.FLOWCTL_TEST_SCREENSHOTS ?? '/work/notes'
 
 /** Counts requests per path: `/count/<key>` answers `{ n }`; `/flip/<key>` answers 500 the first time, then 200. */
@@ -143,8 +143,7 @@ for (const [storeName, enabled] of stores) {
       let browser: Browser
 
       beforeAll(async () => {
-        const { chromium } = await import('playwright-core')
-        browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+        browser = await launchChromium()
       }, 60_000)
 
       afterAll(async () => {
