@@ -62,7 +62,14 @@ export async function countInstructions({ name, nodeArgs, cwd, route, probe, hea
   const port = await freePort()
   const child = startChild(
     'valgrind',
-    ['--tool=callgrind', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${outDir}/callgrind.out.%p`, process.execPath, ...nodeArgs(port)],
+    [
+      '--tool=callgrind',
+      '--smc-check=all-non-file',
+      '--separate-threads=yes',
+      `--callgrind-out-file=${outDir}/callgrind.out.%p`,
+      process.execPath,
+      ...nodeArgs(port),
+    ],
     { cwd, name },
   )
   try {

@@ -40,7 +40,16 @@ export function isoTime(ms: number): string {
 export function isCanonicalOfThisMinute(text: string): boolean {
   if (text.length !== 24 || minutePrefix === '' || !text.startsWith(minutePrefix)) return false
   const tens = text.charCodeAt(17)
-  return tens >= 48 && tens <= 53 && isDigit(text, 18) && text.charCodeAt(19) === 46 && isDigit(text, 20) && isDigit(text, 21) && isDigit(text, 22) && text.charCodeAt(23) === 90
+  return (
+    tens >= 48 &&
+    tens <= 53 &&
+    isDigit(text, 18) &&
+    text.charCodeAt(19) === 46 &&
+    isDigit(text, 20) &&
+    isDigit(text, 21) &&
+    isDigit(text, 22) &&
+    text.charCodeAt(23) === 90
+  )
 }
 
 function isDigit(text: string, at: number): boolean {
