@@ -181,6 +181,11 @@ for (const [storeName, enabled] of stores) {
         const facts = await page.locator('dl.facts').innerText()
         expect(facts).toContain(`Retried by\n${newRunId} success 201\nReplayed by\n${replayId} success 201\n`)
         if (existsSync(SCREENSHOTS)) await page.screenshot({ path: join(SCREENSHOTS, 'retried-and-replayed.png'), fullPage: true })
+        // The dashboard's last runs badge the replay and the retry each by its name.
+        await page.goto(`${base}/`)
+        expect(await page.locator(`tr:has(a[href$="${replayId}"]) .badge.info`).textContent()).toBe('replay')
+        expect(await page.locator(`tr:has(a[href$="${newRunId}"]) .badge.info`).textContent()).toBe('retry')
+        if (existsSync(SCREENSHOTS)) await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-retry-and-replay.png'), fullPage: true })
         await page.close()
       }, 60_000)
     })
