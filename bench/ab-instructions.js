@@ -6,6 +6,7 @@
 // 4 connections; ROUNDS (1) repeats the count on the same server. Under valgrind V8 keeps optimising well
 // past the warm-up (a first counted round of 1,129k fell to 635k in the next), so use ROUNDS=3 and
 // compare the later rounds (the ratio printed takes each tree's lowest). Slow: minutes per tree.
+// INSTRUCTION_THREADS=main decides the ratio by the JavaScript thread's count (see bench/lib/instructions.js).
 // FLOW=expression adds a `{{= }}` expression the fast evaluator answers to the order flow's insert.
 // FLOW=lookup counts another flow instead, for mechanisms the order flow never reaches: the project
 // has CORS settings and every request an allowed Origin, and a find node with a filter and a sort
@@ -79,7 +80,7 @@ async function count(tree, keep) {
     rounds: ROUNDS,
   })
   console.log(
-    `${tree.padEnd(28)}${keep === undefined ? '' : ` keep: ${keep}`} ${perRequest.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')} instructions/request`,
+    `${tree.padEnd(28)}${keep === undefined ? '' : ` keep: ${keep}`} ${perRequest.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')} instructions/request (every thread ${perRequest.all.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')}; JavaScript thread ${perRequest.main.map((x) => (x / 1000).toFixed(0) + 'k').join(' ')})`,
   )
   return perRequest
 }

@@ -5,7 +5,6 @@ import type { HistoryKeep, Secrets } from '../model/project.js'
 import type { RunDetailsText } from '../model/store.js'
 import type { ValidatedInput } from './inputs.js'
 import { maskedJson } from './mask.js'
-import { jsonLiteral } from '../internal/json-literal.js'
 import type { TraceStep } from '../model/run.js'
 
 /** Whether a run with this outcome keeps its input and trace. */
@@ -125,8 +124,8 @@ function stepsJson(steps: TraceStep[], state: CapState): string {
     const reused = step.reused ? ',"reused":true' : ''
     const calls = step.calls && !state.cut ? `,"calls":[${callsJson(step.calls, state)}]` : ''
     parts.push(
-      `{"nodeId":${jsonLiteral(step.nodeId)},"type":${jsonLiteral(step.type)},"name":${jsonLiteral(step.name)},` +
-        `"port":${step.port === null ? 'null' : jsonLiteral(step.port)},"durationMs":${step.durationMs},"output":${output}${attempt}${reused}${calls}}`,
+      `{"nodeId":${JSON.stringify(step.nodeId)},"type":${JSON.stringify(step.type)},"name":${JSON.stringify(step.name)},` +
+        `"port":${JSON.stringify(step.port)},"durationMs":${step.durationMs},"output":${output}${attempt}${reused}${calls}}`,
     )
   }
   return `[${parts.join(',')}]`

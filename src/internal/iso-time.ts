@@ -39,7 +39,20 @@ export function isoTime(ms: number): string {
  */
 export function isCanonicalOfThisMinute(text: string): boolean {
   if (text.length !== 24 || minutePrefix === '' || !text.startsWith(minutePrefix)) return false
-  const c = (i: number) => text.charCodeAt(i)
-  const digit = (i: number) => c(i) >= 48 && c(i) <= 57
-  return c(17) >= 48 && c(17) <= 53 && digit(18) && c(19) === 46 && digit(20) && digit(21) && digit(22) && c(23) === 90
+  const tens = text.charCodeAt(17)
+  return (
+    tens >= 48 &&
+    tens <= 53 &&
+    isDigit(text, 18) &&
+    text.charCodeAt(19) === 46 &&
+    isDigit(text, 20) &&
+    isDigit(text, 21) &&
+    isDigit(text, 22) &&
+    text.charCodeAt(23) === 90
+  )
+}
+
+function isDigit(text: string, at: number): boolean {
+  const code = text.charCodeAt(at)
+  return code >= 48 && code <= 57
 }

@@ -3,7 +3,6 @@
 // (times as canonical ISO text, JSON as text), pg gives Date and parsed jsonb.
 import type { OutboxMessage, RunDetailsText, RunRecord } from '../model/store.js'
 import { canonicalIso } from './ids.js'
-import { jsonLiteral } from '../internal/json-literal.js'
 
 /** The record's columns, in the order of `runValues`. */
 export const RUN_COLUMNS = `id, project_id, flow, "trigger", method, started_at, duration_ms, status, http_status, ports, failed_node_id, error, scheduled_for, replay_of, resumed_from`
@@ -53,13 +52,6 @@ export interface OutboxRow {
 
 const isoOf = (time: Time): string => (typeof time === 'string' ? time : time.toISOString())
 
-/** `JSON.stringify(ports)`, from the kept literals of node ids and port names. */
-function portsJson(ports: RunRecord['ports']): string {
-  let json = '['
-  for (let i = 0; i < ports.length; i++) json += `${i ? ',' : ''}{"nodeId":${jsonLiteral(ports[i]!.nodeId)},"port":${jsonLiteral(ports[i]!.port)}}`
-  return `${json}]`
-}
-
 /** A run's values in RUN_COLUMNS, RUN_DETAIL_COLUMNS order, times in canonical ISO form. */
 export function runValues(run: RunRecord, details: RunDetailsText | undefined): unknown[] {
   return [
@@ -72,7 +64,7 @@ export function runValues(run: RunRecord, details: RunDetailsText | undefined): 
     run.durationMs,
     run.status,
     run.httpStatus,
-    portsJson(run.ports),
+    JSON.stringify(run.ports),
     run.failedNodeId,
     run.error,
     run.scheduledFor == null ? null : canonicalIso(run.scheduledFor, 'scheduledFor'),

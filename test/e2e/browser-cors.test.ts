@@ -2,7 +2,6 @@
 // server (another origin) calls an async flow with an idempotency key and a declared header input
 // (the preflight must allow both), reads its 202's X-Run-Id and Location, and reads a header an End
 // sets (listed in Access-Control-Expose-Headers). Needs a Chromium (see browser.test.ts).
-import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -11,9 +10,9 @@ import type { ResultPromise } from 'execa'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, makeTempDir, startServe } from '../helpers.js'
+import { CHROMIUM, launchChromium, noChromiumNotice } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
-if (!CHROMIUM) console.warn('[flowctl] browser CORS e2e: skipped — no Chromium (apt-get install chromium, or set FLOWCTL_TEST_CHROMIUM)')
+noChromiumNotice('browser CORS e2e')
 
 const ASYNC_FLOW = `name: Queue Job
 nodes:
@@ -58,8 +57,7 @@ describe.skipIf(!CHROMIUM)('CORS for a browser on another origin', () => {
     const started = await startServe([dir, '--quiet', '--no-watch'])
     server = started.child
     apiBase = started.base
-    const { chromium } = await import('playwright-core')
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+    browser = await launchChromium()
   }, 60_000)
 
   afterAll(async () => {

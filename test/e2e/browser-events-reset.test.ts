@@ -2,14 +2,13 @@
 // restarts reconnects with the Last-Event-ID of the old process, gets one `reset`, and reloads its run
 // lists, so a run recorded while it was reconnecting (by `flowctl run`, into the same store) shows.
 // Needs a Chromium (see browser.test.ts).
-import { existsSync } from 'node:fs'
 import type { ResultPromise } from 'execa'
 import type { Browser } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, copyFixture, flowctl, spawnFlowctl, startServe, waitForServer } from '../helpers.js'
+import { CHROMIUM, launchChromium, noChromiumNotice } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
-if (!CHROMIUM) console.warn('[flowctl] browser events reset e2e: skipped — no Chromium (apt-get install chromium, or set FLOWCTL_TEST_CHROMIUM)')
+noChromiumNotice('browser events reset e2e')
 
 const children: ResultPromise[] = []
 let browser: Browser | undefined
@@ -28,8 +27,7 @@ describe.skipIf(!CHROMIUM)('a dashboard across a server restart', () => {
     const dir = await copyFixture('example')
     const first = await startServe([dir, '--quiet', '--no-watch'])
     children.push(first.child)
-    const { chromium } = await import('playwright-core')
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+    browser = await launchChromium()
     const page = await browser.newPage()
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(error.message))

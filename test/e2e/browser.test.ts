@@ -3,17 +3,14 @@
 // `remote.test`, mapped to 127.0.0.1: a loopback socket but not a loopback Host), lists the
 // project's operations, and "Try it out" runs a flow against the live server. Needs a Chromium: FLOWCTL_TEST_CHROMIUM, else /usr/bin/chromium
 // (Debian's package; .ci/run installs it). Without one the suite prints a notice and skips.
-import { existsSync } from 'node:fs'
 import type { ResultPromise } from 'execa'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
+import { CHROMIUM, launchChromium, noChromiumNotice } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
-if (!CHROMIUM) {
-  console.warn('[flowctl] browser e2e: skipped — no Chromium (apt-get install chromium, or set FLOWCTL_TEST_CHROMIUM=/path/to/chrome)')
-}
+noChromiumNotice('browser e2e')
 
 describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
   let server: ResultPromise
@@ -31,11 +28,7 @@ describe.skipIf(!CHROMIUM)('/status and /docs in a real browser', () => {
     server = started.child
     base = started.base
     remoteBase = `http://remote.test:${started.port}`
-    const { chromium } = await import('playwright-core')
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-dev-shm-usage', '--host-resolver-rules=MAP remote.test 127.0.0.1'],
-    })
+    browser = await launchChromium({ mapRemoteTest: true })
   }, 60_000)
 
   afterAll(async () => {

@@ -4,18 +4,15 @@
 // highlighted path and failed node, replay, and /docs on loopback without a prompt. A screenshot of
 // each page goes to test-output/screenshots/ (FLOWCTL_TEST_OUTPUT overrides the folder).
 // The browser also reaches the server as `remote.test` (mapped to 127.0.0.1): a non-loopback Host.
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { ResultPromise } from 'execa'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, copyFixture, EXAMPLE_FLOW_SLUGS, flowctl, ROOT, startServe } from '../helpers.js'
+import { CHROMIUM, launchChromium, noChromiumNotice } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
-if (!CHROMIUM) {
-  console.warn('[flowctl] dashboard browser e2e: skipped — no Chromium (apt-get install chromium, or set FLOWCTL_TEST_CHROMIUM=/path/to/chrome)')
-}
+noChromiumNotice('dashboard browser e2e')
 const SHOTS = resolve(process.env.FLOWCTL_TEST_OUTPUT ?? join(ROOT, 'test-output'), 'screenshots')
 const FLOWS = EXAMPLE_FLOW_SLUGS
 
@@ -38,11 +35,7 @@ describe.skipIf(!CHROMIUM)('dashboard, flow page, run inspector and replay in a 
     server = started.child
     base = started.base
     remoteBase = `http://remote.test:${started.port}`
-    const { chromium } = await import('playwright-core')
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-dev-shm-usage', '--host-resolver-rules=MAP remote.test 127.0.0.1'],
-    })
+    browser = await launchChromium({ mapRemoteTest: true })
   }, 60_000)
 
   afterAll(async () => {

@@ -5,7 +5,6 @@
 // Run API answers with the new behaviour once serve has reloaded the file. Also: the page's access
 // rules and policy, the kinds and ports routes, a 409 when the file changed on disk, a new flow.
 // Needs a Chromium (as test/e2e/browser.test.ts): FLOWCTL_TEST_CHROMIUM, else /usr/bin/chromium.
-import { existsSync } from 'node:fs'
 import { request } from 'node:http'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -13,9 +12,9 @@ import type { ResultPromise } from 'execa'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
+import { CHROMIUM, launchChromium, noChromiumNotice } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
-if (!CHROMIUM) console.warn('[flowctl] editor browser e2e: skipped — no Chromium (apt-get install chromium, or set FLOWCTL_TEST_CHROMIUM)')
+noChromiumNotice('editor browser e2e')
 
 /** Comments added to the copy of quote.yaml: every one must survive the editor's saves. */
 const COMMENTS = ['# Prices a basket: kept by the editor', '# the pricing step', '# callers POST a basket', '# the answer is the price node']
@@ -70,11 +69,7 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     server = started.child
     base = started.base
     port = started.port
-    const { chromium } = await import('playwright-core')
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-dev-shm-usage', '--host-resolver-rules=MAP remote.test 127.0.0.1'],
-    })
+    browser = await launchChromium({ mapRemoteTest: true })
   }, 60_000)
 
   afterAll(async () => {

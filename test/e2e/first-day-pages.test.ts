@@ -5,15 +5,14 @@
 // replays link both ways; a 400 for an enum lists the allowed values; a `.env` reload that leaves a
 // Start's secret unset is logged. Pages are also opened in Chromium when it is installed (screenshots
 // go to FLOWCTL_TEST_OUTPUT or test-output/screenshots/first-day-*.png).
-import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, eventually, flowctl, makeTempDir, ROOT, startServe, type StartedServe } from '../helpers.js'
+import { CHROMIUM, launchChromium } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
 const SHOTS = resolve(process.env.FLOWCTL_TEST_OUTPUT ?? join(ROOT, 'test-output'), 'screenshots')
 
 const UPSTREAM_KEY = 'sk-live-9f8e7d6c5b4a'
@@ -220,8 +219,7 @@ notify:
   describe.skipIf(!CHROMIUM)('in Chromium', () => {
     it('the run page, dashboard and flow page render what the tests above read', async () => {
       await mkdir(SHOTS, { recursive: true })
-      const { chromium } = await import('playwright-core')
-      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+      const browser = await launchChromium()
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
         const tab = await context.newPage()

@@ -14,8 +14,8 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
 import { createTestDatabase, PG_URL, pgSkipNotice } from '../pg-helpers.js'
+import { CHROMIUM, launchChromium } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
 const SCREENSHOTS = process.env.FLOWCTL_TEST_SCREENSHOTS ?? '/work/notes'
 
 /** Counts requests per path: `/count/<key>` answers `{ n }`; `/flip/<key>` answers 500 the first time, then 200. */
@@ -143,8 +143,7 @@ for (const [storeName, enabled] of stores) {
       let browser: Browser
 
       beforeAll(async () => {
-        const { chromium } = await import('playwright-core')
-        browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+        browser = await launchChromium()
       }, 60_000)
 
       afterAll(async () => {
@@ -182,6 +181,11 @@ for (const [storeName, enabled] of stores) {
         const facts = await page.locator('dl.facts').innerText()
         expect(facts).toContain(`Retried by\n${newRunId} success 201\nReplayed by\n${replayId} success 201\n`)
         if (existsSync(SCREENSHOTS)) await page.screenshot({ path: join(SCREENSHOTS, 'retried-and-replayed.png'), fullPage: true })
+        // The dashboard's last runs badge the replay and the retry each by its name.
+        await page.goto(`${base}/`)
+        expect(await page.locator(`tr:has(a[href$="${replayId}"]) .badge.info`).textContent()).toBe('replay')
+        expect(await page.locator(`tr:has(a[href$="${newRunId}"]) .badge.info`).textContent()).toBe('retry')
+        if (existsSync(SCREENSHOTS)) await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-retry-and-replay.png'), fullPage: true })
         await page.close()
       }, 60_000)
     })

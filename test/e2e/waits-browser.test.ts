@@ -2,14 +2,13 @@
 // the run's input and its steps so far; Approve (with a comment) posts `{ approved: true, comment }`
 // and the run finishes with it. The run page of the waiting run shows its status and resume link
 // (loopback). Screenshots go to FLOWCTL_SCREENSHOTS (when set) for a person to look at.
-import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, eventually, makeTempDir, startServe, type StartedServe } from '../helpers.js'
+import { CHROMIUM, launchChromium } from './chromium.js'
 
-const CHROMIUM = [process.env.FLOWCTL_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path))
 const SHOTS = process.env.FLOWCTL_SCREENSHOTS
 
 const FLOW = `name: Expense
@@ -37,8 +36,7 @@ describe.skipIf(!CHROMIUM)('approval page in Chromium', () => {
     await writeFile(join(dir, 'flowctl.yaml'), 'projectId: office\nname: Office\nlimits: { runsPerMinutePerIp: 0 }\n')
     await writeFile(join(dir, 'flows', 'expense.yaml'), FLOW)
     serve = await startServe([dir, '--quiet', '--no-watch'])
-    const { chromium } = await import('playwright-core')
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+    browser = await launchChromium()
   }, 60_000)
 
   afterAll(async () => {

@@ -254,9 +254,16 @@ describe('the stored trace of a run with many sub-flow calls', () => {
 })
 
 describe('the stored trace of steps with unusual names', () => {
-  it('writes each id, kind, name and port as JSON.stringify does, the second time as the first', () => {
+  it('writes each id, kind, name and port as JSON.stringify does', () => {
     const names = ['Plain', 'Quote "q"', 'Back\\slash', 'Tab\tand\nnewline', 'Control \u0001', 'Ünïcödé ✓', 'Emoji 😀', 'Lone \ud800 half', '', '  ']
-    const steps = names.map((name, i) => ({ nodeId: `n${i}-${name}`, type: i % 2 ? 'set' : `kind ${name}`, name, port: i % 3 ? name : null, durationMs: i, output: { i } }))
+    const steps = names.map((name, i) => ({
+      nodeId: `n${i}-${name}`,
+      type: i % 2 ? 'set' : `kind ${name}`,
+      name,
+      port: i % 3 ? name : null,
+      durationMs: i,
+      output: { i },
+    }))
     const reference = `[${steps
       .map(
         (step) =>

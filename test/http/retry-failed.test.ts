@@ -84,6 +84,10 @@ describe('POST /api/replay/<projectId>/<runId>?from=failed', () => {
     const whole = await server.request(`/api/replay/shop/${runId}`, { method: 'POST' })
     expect(Object.keys((await whole.json()) as object)).not.toContain('resumedFrom')
     expect(hits.get('/count/http-a')).toBe(2)
+    // The dashboard's last runs tell the two apart: the newest is the replay, the one before the retry.
+    const dashboard = await (await server.request('/')).text()
+    const badges = [...dashboard.matchAll(/<span class="badge info">(retry|replay)<\/span>/g)].map((match) => match[1])
+    expect(badges.slice(0, 2)).toEqual(['replay', 'retry'])
   })
 
   it('refuses a run that did not fail (409), and any other from (400); nothing runs', async () => {

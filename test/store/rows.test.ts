@@ -25,7 +25,7 @@ function record(ports: RunRecord['ports']): RunRecord {
 }
 
 describe('runValues', () => {
-  it('writes the ports taken as JSON.stringify does, for names of any characters, twice over', () => {
+  it('writes the ports taken as JSON.stringify does, for names of any characters', () => {
     const names = ['out', 'true', 'Quote "q"', 'Back\\slash', 'Line\nbreak', '\u0001', 'Ünïcödé', '😀', 'lone \udc00', '']
     const ports = names.map((name, i) => ({ nodeId: `${name}-${i}`, port: name }))
     for (const list of [[], ports.slice(0, 1), ports, ports]) expect(runValues(record(list), undefined)[PORTS_COLUMN]).toBe(JSON.stringify(list))

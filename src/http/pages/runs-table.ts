@@ -17,7 +17,7 @@ function runRow(run: RunRecord, showFlow: boolean): SafeHtml {
   const project = encodeURIComponent(run.projectId)
   return html`<tr data-run="${run.id}"><td>${timeTag(run.startedAt)}</td>
 ${showFlow ? html`<td><a href="/flows/${project}/${encodeURIComponent(run.flow)}">${run.flow}</a></td>` : ''}
-<td>${run.trigger} <span class="muted">${run.method}</span>${run.replayOf ? html` <span class="badge info">replay</span>` : ''}</td>
+<td>${run.trigger} <span class="muted">${run.method}</span>${run.replayOf ? html` <span class="badge info">${run.resumedFrom ? 'retry' : 'replay'}</span>` : ''}</td>
 <td>${statusBadge(run.status, run.httpStatus)}</td><td>${run.durationMs}</td>
 <td><a href="/runs/${project}/${encodeURIComponent(run.id)}"><code>${run.id}</code></a></td>
 <td>${run.failedNodeId ? html`<code>${run.failedNodeId}</code>: ` : ''}${run.error ?? ''}</td></tr>`
