@@ -425,11 +425,20 @@ type WalkStart = Pick<
 >
 
 const globalFetch: NodeFetch = (url, init) => fetch(url, init)
-/** Node's timers count from the event loop's cached clock, so one can fire up to a millisecond early: sleep again for what is left. */
+/** The longest delay a Node timer takes (a longer one fires after 1 ms, with a warning). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * Node's timers count from the event loop's cached clock, so one can fire up to a millisecond early:
+ * sleep again for what is left (and a wait past a timer's range sleeps in turns).
+ */
 const timerSleep: RunSleep = async (ms, signal) => {
   const until = performance.now() + ms
-  await sleepFor(ms, undefined, { signal })
-  for (let left = until - performance.now(); left > 0; left = until - performance.now()) await sleepFor(Math.ceil(left), undefined, { signal })
+  let left = ms
+  do {
+    await sleepFor(Math.min(Math.ceil(left), MAX_TIMER_MS), undefined, { signal })
+    left = until - performance.now()
+  } while (left > 0)
 }
 
 function newWalk(start: WalkStart): Walk {

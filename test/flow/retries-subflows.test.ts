@@ -257,6 +257,20 @@ describe('call, each and wait', () => {
     expect(Date.now() - began).toBeLessThan(5_000)
   })
 
+  it("a wait past a timer's range still waits: the run timeout stops it, with no timer overflow warning", async () => {
+    const short = { ...project, settings: { ...project.settings, limits: { ...project.settings.limits, runTimeoutMs: 100 } } }
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(warning.name)
+    process.on('warning', onWarning)
+    try {
+      expect(await run('pause', { ms: 3_000_000_000 }, short)).toMatchObject({ kind: 'failed', nodeId: 'nap', error: 'timeout' })
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(warnings).not.toContain('TimeoutOverflowWarning')
+  })
+
   it('wait refuses a negative time', async () => {
     expect(await run('pause', { ms: -1 })).toMatchObject({ kind: 'failed', nodeId: 'nap', error: expect.stringContaining('wait needs ms') })
   })
