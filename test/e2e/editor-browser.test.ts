@@ -9,7 +9,7 @@ import { request } from 'node:http'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ResultPromise } from 'execa'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cleanupTempDirs, copyFixture, flowctl, startServe } from '../helpers.js'
 import { CHROMIUM, launchChromium, noChromiumNotice } from './chromium.js'
@@ -94,16 +94,31 @@ describe.skipIf(!CHROMIUM)('the flow editor in a real browser', () => {
     return { page, errors }
   }
 
+  /**
+   * Where a handle is once it has stopped moving: after a change the graph is laid out again and the
+   * view may still be fitting itself (an animation, slower on a loaded machine), and a drag that
+   * starts from where the handle was a moment ago draws no edge.
+   */
+  async function settledBox(locator: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
+    let box = (await locator.boundingBox())!
+    for (let read = 0; read < 30; read++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const next = (await locator.boundingBox())!
+      if (next.x === box.x && next.y === box.y && next.width === box.width) return next
+      box = next
+    }
+    return box
+  }
+
   /** Drags from a node's port handle to another node's input handle, as a user does, until the edge is drawn. */
   async function connect(page: Page, from: string, port: string, to: string): Promise<void> {
     const edge = page.locator(`.react-flow__edge[aria-label="edge from ${from} port ${port} to ${to}"]`)
-    for (let attempt = 0; attempt < 3 && (await edge.count()) === 0; attempt++) {
+    for (let attempt = 0; attempt < 5 && (await edge.count()) === 0; attempt++) {
       // The graph is laid out again after each change: take the handles where they are now.
-      await page.waitForTimeout(300)
       const source = page.locator(`.react-flow__node[data-id="${from}"] .react-flow__handle[data-handleid="${port}"]`)
       const target = page.locator(`.react-flow__node[data-id="${to}"] .react-flow__handle.target`)
-      const a = (await source.boundingBox())!
-      const b = (await target.boundingBox())!
+      const a = await settledBox(source)
+      const b = await settledBox(target)
       await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2)
       await page.mouse.down()
       await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2 + 20, { steps: 5 })
