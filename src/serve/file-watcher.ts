@@ -121,6 +121,17 @@ export class FileWatcher {
     this.#folderWatchers.get(folder)?.close()
     this.#folderWatchers.delete(folder)
     if (this.target.isWatchedFolder(folder)) this.#changed(folder, true)
+    // A folder removed and another renamed into its place at once (`rm -r flows && mv old flows`):
+    // chokidar can report the removal after the arrival, or not report the arrival at all.
+    const timer = setTimeout(async () => {
+      if (this.#closed || this.#folderWatchers.has(folder)) return
+      const back = await stat(folder).then(
+        (stats) => stats.isDirectory(),
+        () => false,
+      )
+      if (back && !this.#folderWatchers.has(folder)) await this.#folderAppeared(folder)
+    }, RECHECK_MS)
+    timer.unref()
   }
 
   /** Watches other paths from now on (a project whose flows folder moved); pending changes are kept. */
