@@ -3,7 +3,7 @@
 // sub-flows (one count per top-level run).
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { runFlow } from '../../src/flow/engine.js'
 import { RunBudget, YIELD_EVERY_MS } from '../../src/flow/run-budget.js'
 import type { RunOutcome, TraceStep } from '../../src/model/run.js'
@@ -270,17 +270,28 @@ describe('limits.httpCallsPerRun', () => {
 
 describe('RunBudget', () => {
   it('asks for no yield before YIELD_EVERY_MS, then one shared by every caller until it is taken', async () => {
-    const budget = new RunBudget(1)
-    expect(budget.pace()).toBeNull()
-    const began = performance.now()
-    while (performance.now() - began < YIELD_EVERY_MS + 1) {
-      // Hold the event loop past the yield interval.
+    // Only the clock is faked (setImmediate stays real): a loaded machine can pause this test for
+    // more than YIELD_EVERY_MS between two lines, which made a real-clock version fail in CI.
+    vi.useFakeTimers({ toFake: ['performance'] })
+    try {
+      const budget = new RunBudget(1)
+      expect(budget.pace()).toBeNull()
+      vi.advanceTimersByTime(YIELD_EVERY_MS - 1)
+      expect(budget.pace()).toBeNull()
+      vi.advanceTimersByTime(1)
+      const first = budget.pace()
+      expect(first).not.toBeNull()
+      expect(budget.pace()).toBe(first)
+      await first
+      expect(budget.pace()).toBeNull()
+      vi.advanceTimersByTime(YIELD_EVERY_MS)
+      const second = budget.pace()
+      expect(second).not.toBeNull()
+      expect(second).not.toBe(first)
+      await second
+    } finally {
+      vi.useRealTimers()
     }
-    const first = budget.pace()
-    expect(first).not.toBeNull()
-    expect(budget.pace()).toBe(first)
-    await first
-    expect(budget.pace()).toBeNull()
   })
 
   it('counts http calls up to the limit, then throws the plain reason', () => {
