@@ -91,7 +91,32 @@ function safeBindings(limits: ExpressionLimits): Record<string, unknown> {
       if (replacedLength(text, pattern, replacement, limit) > limits.textChars) tooLarge()
       return originalReplace(text, pattern, replacement, limit)
     },
+    split: (text: unknown, separator: unknown, limit?: unknown) => {
+      if (splitCount(text, separator, limit) > limits.arrayItems) tooLarge()
+      return originalSplit(text, separator, limit)
+    },
   }
+}
+
+/**
+ * How many items `$split` makes, counted before they are made: a text of a million characters split
+ * on "" is a million strings, which a slow machine may not finish within the time bound (the error
+ * would then depend on the machine). 0 when the arguments are not text (jsonata's own split reports it).
+ */
+function splitCount(text: unknown, separator: unknown, limit: unknown): number {
+  if (typeof text !== 'string' || typeof separator !== 'string') return 0
+  let count = 1
+  if (separator === '') count = text.length
+  else for (let at = text.indexOf(separator); at !== -1 && count <= text.length; at = text.indexOf(separator, at + separator.length)) count++
+  return typeof limit === 'number' && limit >= 0 ? Math.min(count, limit) : count
+}
+
+/** jsonata's own `$split`, called once the count passed (the binding above shadows it). */
+let splitExpressions: { all: Jsonata.Expression; limited: Jsonata.Expression } | undefined
+function originalSplit(text: unknown, separator: unknown, limit: unknown): Promise<unknown> {
+  splitExpressions ??= { all: jsonata('$split($t, $s)'), limited: jsonata('$split($t, $s, $l)') }
+  const expression = limit === undefined ? splitExpressions.all : splitExpressions.limited
+  return expression.evaluate({}, { t: text, s: separator, l: limit })
 }
 
 /**

@@ -399,3 +399,23 @@ describe('bounds a step check cannot enforce: the worker is stopped', () => {
     expect(await evaluateExpression(compileExpression('$sort(start.items)[0]', bounds(2_000)), { start: { items: [3, 1, 2] } })).toBe(1)
   })
 })
+
+describe('$split counts its items before making them', () => {
+  it.each([
+    ['$split("a,b,,c", ",")', ['a', 'b', '', 'c']],
+    ['$split("a,b,c", ",", 2)', ['a', 'b']],
+    ['$split("abc", "")', ['a', 'b', 'c']],
+    ['$split("", ",")', ['']],
+    ['$split("a--b--", "--")', ['a', 'b', '']],
+  ])('%s answers as jsonata does', async (source, expected) => {
+    expect(await evaluateExpression(compileExpression(source, bounds(2_000)), { run })).toEqual(expected)
+  })
+
+  it('refuses past limits.arrayItems at once, at the bound and not below it', async () => {
+    const small = { expressionMs: 2_000, textChars: 1_000_000, arrayItems: 3 }
+    expect(await evaluateExpression(compileExpression('$split("a,b,c", ",")', small), { run })).toEqual(['a', 'b', 'c'])
+    expect(await evaluateExpression(compileExpression('$split("a,b,c,d", ",", 3)', small), { run })).toEqual(['a', 'b', 'c'])
+    await expect(evaluateExpression(compileExpression('$split("a,b,c,d", ",")', small), { run })).rejects.toThrow('expression result too large')
+    await expect(evaluateExpression(compileExpression('$split("abcd", "")', small), { run })).rejects.toThrow('expression result too large')
+  })
+})
