@@ -5,6 +5,7 @@ import type { HistoryKeep, Secrets } from '../model/project.js'
 import type { RunDetailsText } from '../model/store.js'
 import type { ValidatedInput } from './inputs.js'
 import { maskedJson } from './mask.js'
+import { hasSecrets, jsonHoldsSecret } from '../language/secret-masking.js'
 import type { TraceStep } from '../model/run.js'
 
 /** Whether a run with this outcome keeps its input and trace. */
@@ -36,8 +37,11 @@ export interface DetailsSource {
 
 export function runDetailsText(source: DetailsSource): RunDetailsText {
   const { secrets } = source
-  const input = source.input === null ? null : storedInputText(source.input, secrets, source.storedInputBytes)
-  const state = { budget: source.traceBytes, cut: false, traceBytes: source.traceBytes, secrets }
+  // Values the input's scan found no secret in: a step whose output is one of them (the Start's is
+  // the body) is not scanned again (a 1 MB body cost ~10 ms a scan).
+  const clean = new WeakSet<object>()
+  const input = source.input === null ? null : storedInputText(source.input, secrets, source.storedInputBytes, clean)
+  const state = { budget: source.traceBytes, cut: false, traceBytes: source.traceBytes, secrets, clean }
   const steps = stepsJson(source.steps, state)
   const trace = `{"runId":${JSON.stringify(source.runId)},"durationMs":${source.durationMs},"steps":${steps},"cut":${state.cut}}`
   return { input, trace }
@@ -49,12 +53,18 @@ export function runDetailsText(source: DetailsSource): RunDetailsText {
  * Path, query and header values stay as they are when they fit in half the cap; otherwise the
  * prefix is of the whole input's JSON and they are left empty. The result is never over the cap.
  */
-export function storedInputText(input: ValidatedInput, secrets: Secrets, limitBytes: number): string {
-  const whole = maskedJson(input, secrets)
+export function storedInputText(input: ValidatedInput, secrets: Secrets, limitBytes: number, clean?: WeakSet<object>): string {
+  const raw = JSON.stringify(input)
+  // The JSON of each part is a piece of the whole's (with the same word boundaries): when the whole
+  // holds no secret, neither does any part, and none is scanned again.
+  const holdsSecret = hasSecrets(secrets) && jsonHoldsSecret(raw, secrets)
+  if (!holdsSecret && typeof input.body === 'object' && input.body !== null) clean?.add(input.body)
+  const json = holdsSecret ? (value: unknown) => maskedJson(value, secrets) : (value: unknown) => JSON.stringify(value) ?? 'null'
+  const whole = holdsSecret ? json(input) : raw
   if (whole.length <= limitBytes && Buffer.byteLength(whole) <= limitBytes) return whole
-  const parameters = `"path":${maskedJson(input.path, secrets)},"query":${maskedJson(input.query, secrets)},"headers":${maskedJson(input.headers, secrets)}`
+  const parameters = `"path":${json(input.path)},"query":${json(input.query)},"headers":${json(input.headers)}`
   const keepParameters = Buffer.byteLength(parameters) <= limitBytes / 2
-  const shown = keepParameters ? (input.body === undefined ? 'null' : maskedJson(input.body, secrets)) : whole
+  const shown = keepParameters ? (input.body === undefined ? 'null' : json(input.body)) : whole
   const bodyType = input.bodyType === undefined ? '' : `,"bodyType":${JSON.stringify(input.bodyType)}`
   const rest = (keepParameters ? parameters : '"path":{},"query":{},"headers":{}') + bodyType
   const frame = `{"body":,${rest},"cut":true}`
@@ -98,6 +108,8 @@ interface CapState {
   cut: boolean
   traceBytes: number
   secrets: Secrets
+  /** Values known to hold no secret (see runDetailsText). */
+  clean?: WeakSet<object>
 }
 
 /** Steps as JSON, sub-flow steps nested under their calling step; outputs share one byte budget. */
@@ -107,7 +119,8 @@ function stepsJson(steps: TraceStep[], state: CapState): string {
     let output: string
     if (state.cut) output = JSON.stringify(cutMarker(state.traceBytes))
     else {
-      output = maskedJson(step.output, state.secrets)
+      const known = typeof step.output === 'object' && step.output !== null && state.clean?.has(step.output)
+      output = known ? JSON.stringify(step.output) : maskedJson(step.output, state.secrets)
       const bytes = Buffer.byteLength(output)
       if (bytes > state.budget) {
         state.cut = true

@@ -277,3 +277,30 @@ describe('the stored trace of steps with unusual names', () => {
     }
   })
 })
+
+describe('a step whose output is the input body', () => {
+  const details = (body: Record<string, unknown>, storedInputBytes: number) =>
+    runDetailsText({
+      input: { body, path: {}, query: {}, headers: {} },
+      storedInputBytes,
+      runId: 'r1',
+      durationMs: 1,
+      steps: [{ nodeId: 'start', type: 'start', name: 'Start', port: 'out', durationMs: 0, output: body }],
+      secrets: new Map([['TOKEN', SECRET]]),
+      traceBytes: 65_536,
+    })
+
+  it.each([65_536, 64])('is masked in the trace as in the input when it holds a secret (input cap %i)', (cap) => {
+    const stored = details({ note: `x ${SECRET}`, other: 'y'.repeat(100) }, cap)
+    expect(stored.input).not.toContain(SECRET)
+    expect(stored.trace).not.toContain(SECRET)
+    expect(JSON.parse(stored.trace!).steps[0].output).toEqual({ note: 'x ***', other: 'y'.repeat(100) })
+  })
+
+  it.each([65_536, 64])('is written as its JSON when it holds none (input cap %i)', (cap) => {
+    const body = { note: 'plain "quoted" ü', other: 'y'.repeat(100) }
+    const stored = details(body, cap)
+    expect(JSON.parse(stored.trace!).steps[0].output).toEqual(body)
+    expect(stored.trace).toContain(`"output":${JSON.stringify(body)}`)
+  })
+})
