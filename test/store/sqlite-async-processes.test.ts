@@ -21,16 +21,24 @@ const WORKER = `
 import { openSqliteStore } from ${JSON.stringify(pathToFileURL(BUILT_STORE).href)}
 import { readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-const [file, readyDir, processes] = process.argv.slice(2)
+const [file, readyDir, processes, claimedDir] = process.argv.slice(2)
 // Every process opens its store, then waits for the others: on a loaded machine one process may boot
 // seconds after another, and claiming in-process is fast enough to take every run meanwhile.
 const store = await openSqliteStore(file)
 writeFileSync(join(readyDir, String(process.pid)), '')
 while (readdirSync(readyDir).length < Number(processes)) await new Promise((r) => setTimeout(r, 2))
 const claimed = []
+let first = true
 for (;;) {
   const token = 'p' + process.pid + '-' + claimed.length
   const batch = await store.queue.claim('p', { limit: 3, leaseMs: 60000, token })
+  // After its first claim each process waits for the others' first claims: on a slow machine the
+  // first to run could otherwise finish every run before another was scheduled at all.
+  if (first) {
+    first = false
+    writeFileSync(join(claimedDir, String(process.pid)), '')
+    while (readdirSync(claimedDir).length < Number(processes)) await new Promise((r) => setTimeout(r, 2))
+  }
   if (batch.length === 0) break
   await Promise.all(batch.map((job) => store.queue.finish({ id: job.id, projectId: 'p', flow: job.flow, trigger: 'http', method: job.method,
     startedAt: new Date().toISOString(), durationMs: 1, status: 'success', httpStatus: 200, ports: [], failedNodeId: null, error: null,
@@ -58,13 +66,15 @@ describe.skipIf(!existsSync(BUILT_STORE))('async runs claimed by several process
     await writeFile(join(dir, 'worker.mjs'), WORKER)
     const readyDir = join(dir, 'ready')
     await mkdir(readyDir)
-    const outputs = await Promise.all(Array.from({ length: PROCESSES }, () => run('node', [join(dir, 'worker.mjs'), file, readyDir, String(PROCESSES)])))
+    const claimedDir = join(dir, 'claimed')
+    await mkdir(claimedDir)
+    const outputs = await Promise.all(Array.from({ length: PROCESSES }, () => run('node', [join(dir, 'worker.mjs'), file, readyDir, String(PROCESSES), claimedDir])))
     const perProcess = outputs.map((output) => JSON.parse(output.stdout) as string[])
     const all = perProcess.flat()
     expect(all.length).toBe(RUNS)
     expect(new Set(all)).toEqual(new Set(ids))
     // The work was shared (each process got some), not taken by whichever started first.
-    expect(perProcess.filter((claimed) => claimed.length > 0).length).toBeGreaterThan(1)
+    expect(perProcess.filter((claimed) => claimed.length > 0).length).toBe(PROCESSES)
     expect((await store.history.listRuns({ projectId: 'p', limit: 1000 })).length).toBe(RUNS)
     expect((await store.queue.get('p', ids[0]!))?.status).toBe('success')
     await store.close()
