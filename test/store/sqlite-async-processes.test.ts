@@ -68,7 +68,9 @@ describe.skipIf(!existsSync(BUILT_STORE))('async runs claimed by several process
     await mkdir(readyDir)
     const claimedDir = join(dir, 'claimed')
     await mkdir(claimedDir)
-    const outputs = await Promise.all(Array.from({ length: PROCESSES }, () => run('node', [join(dir, 'worker.mjs'), file, readyDir, String(PROCESSES), claimedDir])))
+    const outputs = await Promise.all(
+      Array.from({ length: PROCESSES }, () => run('node', [join(dir, 'worker.mjs'), file, readyDir, String(PROCESSES), claimedDir])),
+    )
     const perProcess = outputs.map((output) => JSON.parse(output.stdout) as string[])
     const all = perProcess.flat()
     expect(all.length).toBe(RUNS)
