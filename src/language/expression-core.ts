@@ -89,11 +89,11 @@ function safeBindings(limits: ExpressionLimits): Record<string, unknown> {
     },
     replace: (text: unknown, pattern: unknown, replacement: unknown, limit?: unknown) => {
       if (replacedLength(text, pattern, replacement, limit) > limits.textChars) tooLarge()
-      return originalReplace(text, pattern, replacement, limit)
+      return original('replace', text, pattern, replacement, limit)
     },
     split: (text: unknown, separator: unknown, limit?: unknown) => {
       if (splitCount(text, separator, limit) > limits.arrayItems) tooLarge()
-      return originalSplit(text, separator, limit)
+      return original('split', text, separator, limit)
     },
   }
 }
@@ -111,14 +111,6 @@ function splitCount(text: unknown, separator: unknown, limit: unknown): number {
   return typeof limit === 'number' && limit >= 0 ? Math.min(count, limit) : count
 }
 
-/** jsonata's own `$split`, called once the count passed (the binding above shadows it). */
-let splitExpressions: { all: Jsonata.Expression; limited: Jsonata.Expression } | undefined
-function originalSplit(text: unknown, separator: unknown, limit: unknown): Promise<unknown> {
-  splitExpressions ??= { all: jsonata('$split($t, $s)'), limited: jsonata('$split($t, $s, $l)') }
-  const expression = limit === undefined ? splitExpressions.all : splitExpressions.limited
-  return expression.evaluate({}, { t: text, s: separator, l: limit })
-}
-
 /**
  * The most text `$replace` can make, counted before it is made: a 20 KB text whose every character is
  * replaced by 5,000 would otherwise build 100 million characters in one step. Each `$` in the
@@ -134,12 +126,18 @@ function replacedLength(text: unknown, pattern: unknown, replacement: unknown, l
   return text.length + count * (replacement.length + dollars * pattern.length - pattern.length)
 }
 
-/** jsonata's own `$replace`, called once the size check passed (the binding above shadows it). */
-let replaceExpressions: { all: Jsonata.Expression; limited: Jsonata.Expression } | undefined
-function originalReplace(text: unknown, pattern: unknown, replacement: unknown, limit: unknown): Promise<unknown> {
-  replaceExpressions ??= { all: jsonata('$replace($t, $p, $r)'), limited: jsonata('$replace($t, $p, $r, $l)') }
-  const expression = limit === undefined ? replaceExpressions.all : replaceExpressions.limited
-  return expression.evaluate({}, { t: text, p: pattern, r: replacement, l: limit })
+/**
+ * jsonata's own built-in (`$replace`, `$split`), called once the size check passed (the bindings
+ * above shadow them): `$name($a0, $a1…)`, compiled once per name and argument count.
+ */
+const originalExpressions = new Map<string, Jsonata.Expression>()
+function original(name: string, ...args: unknown[]): Promise<unknown> {
+  // The optional last argument (`limit`), when not given, is left out, as the caller wrote it.
+  if (args.length > 0 && args[args.length - 1] === undefined) args.pop()
+  const key = `${name}/${args.length}`
+  let expression = originalExpressions.get(key)
+  if (!expression) originalExpressions.set(key, (expression = jsonata(`$${name}(${args.map((_, i) => `$a${i}`).join(', ')})`)))
+  return expression.evaluate({}, Object.fromEntries(args.map((arg, i) => [`a${i}`, arg])))
 }
 
 function padText(text: unknown, width: unknown, char: unknown): string | undefined {
